@@ -1,0 +1,1 @@
+"""minibert: BERT built from nothing but NumPy, for reading."""
