@@ -1,0 +1,51 @@
+"""The command line: `python -m minibert <command> ...`.
+
+Each command lives in its own module under `minibert/cli/`, with two functions:
+`add_arguments(parser)` and `run(args) -> int | None`. Modules are imported only when their command runs,
+so `python -m minibert vocab` does not pay for compiling the model's kernels.
+
+Errors the user can fix (`MinibertError`, a missing file) are printed as one readable line and exit with
+status 2; `--debug` shows the full traceback instead.
+"""
+
+import argparse
+import importlib
+import sys
+
+from minibert.errors import MinibertError
+
+# command name -> (module, one-line help). Add a line here when you add a command module.
+COMMANDS = {
+}
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="python -m minibert", description="BERT from nothing but NumPy.")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    commands = parser.add_subparsers(dest="command", metavar="command")
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                         help="show the full traceback on errors")
+        sub.set_defaults(module_name=module_name)
+        importlib.import_module(module_name).add_arguments(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        sys.exit(2)
+    try:
+        status = importlib.import_module(args.module_name).run(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        sys.exit(130)
+    except (MinibertError, OSError) as error:
+        if args.debug:
+            raise
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(status or 0)
