@@ -1,0 +1,184 @@
+"""Arithmetic, elementwise, matrix-multiply and reduction ops: each a forward and its backward side by side.
+
+In every backward, `grad_output` is dLoss/dOutput, and the comment restates the forward line being
+differentiated. Binary ops broadcast like NumPy; their backward undoes it with `unbroadcast`.
+"""
+
+import numpy as np
+
+from minibert import kernels
+from minibert.autograd.tensor import Function, unbroadcast
+from minibert.errors import ShapeError
+
+
+def _broadcast_shape(a_shape, b_shape, op):
+    try:
+        return np.broadcast_shapes(a_shape, b_shape)
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {a_shape} and {b_shape} cannot be broadcast together; "
+                         "each trailing dimension must match or be 1") from None
+
+
+class Add(Function):
+    def forward(self, a, b):
+        _broadcast_shape(a.shape, b.shape, "+")
+        self.a_shape, self.b_shape = a.shape, b.shape
+        return a + b
+
+    def backward(self, grad_output):
+        # out = a + b  ->  d/da = 1, d/db = 1 (then summed over broadcast axes)
+        return unbroadcast(grad_output, self.a_shape), unbroadcast(grad_output, self.b_shape)
+
+
+class Sub(Function):
+    def forward(self, a, b):
+        _broadcast_shape(a.shape, b.shape, "-")
+        self.a_shape, self.b_shape = a.shape, b.shape
+        return a - b
+
+    def backward(self, grad_output):
+        # out = a - b
+        return unbroadcast(grad_output, self.a_shape), unbroadcast(-grad_output, self.b_shape)
+
+
+class Mul(Function):
+    def forward(self, a, b):
+        _broadcast_shape(a.shape, b.shape, "*")
+        self.a, self.b = a, b
+        return a * b
+
+    def backward(self, grad_output):
+        # out = a * b  ->  d/da = b, d/db = a
+        grad_a = unbroadcast(grad_output * self.b, self.a.shape) if self.needs_grad[0] else None
+        grad_b = unbroadcast(grad_output * self.a, self.b.shape) if self.needs_grad[1] else None
+        return grad_a, grad_b
+
+
+class Div(Function):
+    def forward(self, a, b):
+        _broadcast_shape(a.shape, b.shape, "/")
+        self.a, self.b = a, b
+        return a / b
+
+    def backward(self, grad_output):
+        # out = a / b  ->  d/da = 1/b, d/db = -a/b^2
+        grad_a = unbroadcast(grad_output / self.b, self.a.shape) if self.needs_grad[0] else None
+        grad_b = unbroadcast(-grad_output * self.a / (self.b * self.b), self.b.shape) if self.needs_grad[1] else None
+        return grad_a, grad_b
+
+
+class Neg(Function):
+    def forward(self, a):
+        return -a
+
+    def backward(self, grad_output):
+        return -grad_output
+
+
+class Pow(Function):
+    def forward(self, a, exponent):
+        self.a, self.exponent = a, exponent
+        return a ** np.asarray(exponent, dtype=a.dtype)
+
+    def backward(self, grad_output):
+        # out = a^p  ->  d/da = p * a^(p-1)
+        p = np.asarray(self.exponent, dtype=self.a.dtype)
+        return grad_output * p * self.a ** (p - 1)
+
+
+class Exp(Function):
+    def forward(self, a):
+        self.out = np.exp(a)
+        return self.out
+
+    def backward(self, grad_output):
+        # out = e^a  ->  d/da = e^a, which the forward already computed
+        return grad_output * self.out
+
+
+class Log(Function):
+    def forward(self, a):
+        self.a = a
+        return np.log(a)
+
+    def backward(self, grad_output):
+        # out = log(a)  ->  d/da = 1/a
+        return grad_output / self.a
+
+
+class Tanh(Function):
+    def forward(self, a):
+        self.out = np.tanh(a)
+        return self.out
+
+    def backward(self, grad_output):
+        # out = tanh(a)  ->  d/da = 1 - tanh(a)^2
+        return grad_output * (1 - self.out * self.out)
+
+
+class Sqrt(Function):
+    def forward(self, a):
+        self.out = np.sqrt(a)
+        return self.out
+
+    def backward(self, grad_output):
+        # out = sqrt(a)  ->  d/da = 1 / (2 sqrt(a))
+        return grad_output / (2 * self.out)
+
+
+class Relu(Function):
+    def forward(self, a):
+        self.positive = a > 0
+        return np.maximum(a, 0)
+
+    def backward(self, grad_output):
+        # out = max(a, 0)  ->  d/da = 1 where a > 0, else 0
+        return grad_output * self.positive
+
+
+class Sum(Function):
+    def forward(self, a, axis=None, keepdims=False):
+        self.a_shape, self.axis, self.keepdims = a.shape, axis, keepdims
+        return np.asarray(a.sum(axis=axis, keepdims=keepdims))
+
+    def backward(self, grad_output):
+        # out = sum of a over `axis`  ->  every summed element gets the same gradient: broadcast it back
+        if not self.keepdims and self.axis is not None:
+            grad_output = np.expand_dims(grad_output, self.axis)
+        return np.broadcast_to(grad_output, self.a_shape).copy()
+
+
+class MatMul(Function):
+    """`a @ b` for 2-D and batched N-D arrays, broadcasting batch dimensions like NumPy.
+
+    The common case in a transformer is activations (..., K) times a weight (K, N): the leading dimensions
+    are folded into rows, so one large matmul runs instead of a batch of small ones.
+    """
+
+    def forward(self, a, b):
+        if a.ndim < 2 or b.ndim < 2:
+            raise ShapeError(f"@ needs arrays of at least 2 dimensions, got shapes {a.shape} and {b.shape}; "
+                             "reshape a vector to (1, n) or (n, 1)")
+        if a.shape[-1] != b.shape[-2]:
+            raise ShapeError(f"@: shapes {a.shape} and {b.shape} do not fit: the last dimension of the left "
+                             f"({a.shape[-1]}) must equal the second-to-last of the right ({b.shape[-2]})")
+        self.a, self.b = a, b
+        if b.ndim == 2:
+            rows = a.reshape(-1, a.shape[-1])  # (..., K) -> (rows, K)
+            return kernels.matmul_forward(rows, b).reshape(*a.shape[:-1], b.shape[-1])
+        batch = _broadcast_shape(a.shape[:-2], b.shape[:-2], "@ (batch dimensions)")
+        a_full = np.broadcast_to(a, batch + a.shape[-2:])
+        b_full = np.broadcast_to(b, batch + b.shape[-2:])
+        return kernels.matmul_forward(a_full, b_full)
+
+    def backward(self, grad_output):
+        # out = a @ b  ->  d/da = grad @ b^T, d/db = a^T @ grad
+        a, b = self.a, self.b
+        if b.ndim == 2:
+            rows = a.reshape(-1, a.shape[-1])
+            grad_rows, grad_b = kernels.matmul_backward(grad_output.reshape(-1, b.shape[-1]), rows, b)
+            return grad_rows.reshape(a.shape), grad_b
+        batch = grad_output.shape[:-2]
+        grad_a, grad_b = kernels.matmul_backward(grad_output, np.broadcast_to(a, batch + a.shape[-2:]),
+                                                 np.broadcast_to(b, batch + b.shape[-2:]))
+        return unbroadcast(grad_a, a.shape), unbroadcast(grad_b, b.shape)

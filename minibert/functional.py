@@ -1,0 +1,233 @@
+"""The neural-network ops BERT is made of, imported as `F` (`from minibert import functional as F`).
+
+Each is a `Function` whose forward and backward call a kernel from `minibert/kernels/`: a Numba kernel or
+its plain-NumPy reference, chosen by `minibert.set_backend`. The kernels work on arrays; this module wires
+them into the graph.
+"""
+
+import numpy as np
+
+from minibert import kernels
+from minibert.autograd.tensor import Function, Tensor, unbroadcast
+from minibert.errors import ShapeError
+
+GELU_FORMS = ("none", "tanh")
+
+
+class GELU(Function):
+    def forward(self, x, approximate="none"):
+        if approximate not in GELU_FORMS:
+            raise ValueError(f"gelu approximate={approximate!r}; use 'none' (exact erf form) or 'tanh'")
+        self.x, self.approximate = x, approximate
+        return kernels.gelu_forward(x, approximate)
+
+    def backward(self, grad_output):
+        return kernels.gelu_backward(grad_output, self.x, self.approximate)
+
+
+def gelu(x, approximate="none"):
+    """GELU(x) = x·Φ(x) (Hendrycks & Gimpel 2016), BERT's activation. "none" is the exact erf form of the paper
+    and HF's `gelu`; "tanh" is the approximation Google's code later used (HF's `gelu_new`)."""
+    return GELU.apply(x, approximate=approximate)
+
+
+def additive_mask(mask, dtype):
+    """Turn a mask into the additive form the softmax kernel takes: 0 where a position is kept, the dtype's most
+    negative finite number where it is dropped (as HF does; Google used -10000). A boolean mask is True (or 1)
+    for kept positions; a float mask is already additive."""
+    mask = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    if mask.dtype == np.bool_:
+        return np.where(mask, 0, np.finfo(dtype).min).astype(dtype)
+    return mask.astype(dtype, copy=False)
+
+
+def _check_mask(x, mask):
+    try:
+        np.broadcast_shapes(np.shape(mask), x.shape)
+    except ValueError:
+        raise ShapeError(f"softmax mask of shape {np.shape(mask)} does not broadcast to scores of shape "
+                         f"{x.shape}") from None
+
+
+class Softmax(Function):
+    def forward(self, x, mask=None):
+        self.y = kernels.softmax_forward(x, mask)
+        return self.y
+
+    def backward(self, grad_output):
+        return kernels.softmax_backward(grad_output, self.y)
+
+
+class LogSoftmax(Function):
+    def forward(self, x, mask=None):
+        self.y = kernels.log_softmax_forward(x, mask)
+        return self.y
+
+    def backward(self, grad_output):
+        return kernels.log_softmax_backward(grad_output, self.y)
+
+
+def _softmax_op(op, x, axis, mask):
+    if mask is not None:
+        _check_mask(x, mask)
+        mask = additive_mask(mask, x.dtype)
+    if axis in (-1, x.ndim - 1):
+        return op.apply(x, mask=mask)
+    # The kernels work over the last axis: move `axis` there and back.
+    x_last = x.transpose(_swap_last(x.ndim, axis))
+    mask_last = None if mask is None else np.swapaxes(np.broadcast_to(mask, x.shape), axis, -1)
+    return op.apply(x_last, mask=mask_last).transpose(_swap_last(x.ndim, axis))
+
+
+def _swap_last(ndim, axis):
+    axes = list(range(ndim))
+    axes[axis], axes[-1] = axes[-1], axes[axis]
+    return tuple(axes)
+
+
+def softmax(x, axis=-1, mask=None):
+    """exp(x) / sum(exp(x)) along `axis`. `mask` is boolean (True = keep) or additive, broadcastable to x;
+    masked entries get probability 0."""
+    return _softmax_op(Softmax, x, axis, mask)
+
+
+def log_softmax(x, axis=-1, mask=None):
+    """log(softmax(x)), computed stably as x - logsumexp(x)."""
+    return _softmax_op(LogSoftmax, x, axis, mask)
+
+
+class LayerNorm(Function):
+    def forward(self, x, weight, bias, eps=1e-12):
+        if weight.shape != x.shape[-1:] or bias.shape != x.shape[-1:]:
+            raise ShapeError(f"layer_norm: weight {weight.shape} and bias {bias.shape} must both be "
+                             f"({x.shape[-1]},), the last dimension of x {x.shape}")
+        y, self.mean, self.rstd = kernels.layer_norm_forward(x, weight, bias, eps)
+        self.x, self.weight = x, weight
+        return y
+
+    def backward(self, grad_output):
+        return kernels.layer_norm_backward(grad_output, self.x, self.weight, self.mean, self.rstd)
+
+
+def layer_norm(x, weight, bias, eps=1e-12):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last axis (Ba et al. 2016), fused in one kernel."""
+    return LayerNorm.apply(x, weight, bias, eps=eps)
+
+
+class Dropout(Function):
+    def forward(self, x, p, rng):
+        keep = 1.0 - p
+        # Inverted dropout: scale the kept values by 1/keep now, so eval mode needs no rescaling.
+        self.scale = (rng.random(x.shape, dtype=np.float32) < keep).astype(x.dtype) / np.asarray(keep, x.dtype)
+        return x * self.scale
+
+    def backward(self, grad_output):
+        # out = x * scale  ->  d/dx = scale (0 for dropped units)
+        return grad_output * self.scale
+
+
+def dropout(x, p, training, rng=None):
+    """Zero each element with probability p while training (Srivastava et al. 2014); the identity in eval mode
+    or when p = 0. Reproducible given a `numpy.random.Generator`."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout probability p={p} must be in [0, 1)")
+    if not training or p == 0.0:
+        return x
+    if rng is None:
+        raise ValueError("dropout in training mode needs rng=numpy.random.default_rng(seed), so runs are reproducible")
+    return Dropout.apply(x, p=p, rng=rng)
+
+
+class Where(Function):
+    def forward(self, condition, a, b):
+        self.condition = condition.astype(bool)
+        self.a_shape, self.b_shape = a.shape, b.shape
+        return np.where(self.condition, a, b)
+
+    def backward(self, grad_output):
+        # out = a where condition else b  ->  the gradient goes to whichever side was chosen
+        zero = np.zeros((), dtype=grad_output.dtype)
+        return (None, unbroadcast(np.where(self.condition, grad_output, zero), self.a_shape),
+                unbroadcast(np.where(self.condition, zero, grad_output), self.b_shape))
+
+
+def where(condition, a, b):
+    """`np.where` with gradients flowing to `a` and `b`; `condition` carries none."""
+    condition = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    return Where.apply(condition, a, b)
+
+
+def masked_fill(x, mask, value):
+    """x with `value` wherever `mask` is True (`torch.masked_fill`)."""
+    return where(mask, value, x)
+
+
+class Embedding(Function):
+    def forward(self, ids, weight):
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"embedding ids must be integers, got dtype {ids.dtype}")
+        if ids.size and (ids.min() < 0 or ids.max() >= weight.shape[0]):
+            bad = ids[(ids < 0) | (ids >= weight.shape[0])].ravel()[0]
+            raise ShapeError(f"id {bad} is outside the embedding table of {weight.shape[0]} rows "
+                             f"(valid ids are 0..{weight.shape[0] - 1})")
+        self.ids, self.weight_shape = ids, weight.shape
+        return weight[ids]  # (..., H)
+
+    def backward(self, grad_output):
+        # out = weight[ids]  ->  each row of weight gets the sum of the gradients at the places its id appears
+        grad_weight = np.zeros(self.weight_shape, dtype=grad_output.dtype)
+        np.add.at(grad_weight, self.ids.ravel(), grad_output.reshape(-1, self.weight_shape[1]))
+        return None, grad_weight
+
+
+def embedding(ids, weight):
+    """Look up one row of `weight` (V, H) per id: out[..., :] = weight[ids[...]]."""
+    ids = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
+    return Embedding.apply(ids, weight)
+
+
+class CrossEntropy(Function):
+    def forward(self, logits, targets, weights, denominator):
+        rows = logits.reshape(-1, logits.shape[-1])  # (N, C)
+        self.logits_shape = logits.shape
+        self.rows, self.targets = rows, targets.reshape(-1)
+        nll, self.logsumexp = kernels.softmax_cross_entropy_forward(rows, self.targets)  # (N,)
+        self.weights = (weights.reshape(-1) / denominator).astype(logits.dtype)  # (N,)
+        return np.asarray((self.weights * nll).sum(), dtype=logits.dtype)
+
+    def backward(self, grad_output):
+        # loss = sum_i w_i * nll_i (w already divided by the denominator)  ->  d/dlogits_i = w_i * (softmax_i - onehot_i)
+        grad_rows = kernels.softmax_cross_entropy_backward(grad_output * self.weights, self.rows, self.targets,
+                                                           self.logsumexp)
+        return grad_rows.reshape(self.logits_shape), None, None
+
+
+def cross_entropy(logits, targets, weights=None, ignore_index=None):
+    """Softmax cross-entropy from logits (..., C) and integer targets (...).
+
+    - no weights: the mean over positions (positions whose target is `ignore_index` are left out);
+    - weights (...): sum(w·nll) / (sum(w) + 1e-5), BERT's masked-LM form, where padding slots carry w = 0.
+    """
+    targets = targets.data if isinstance(targets, Tensor) else np.asarray(targets)
+    if not np.issubdtype(targets.dtype, np.integer):
+        raise TypeError(f"cross_entropy targets must be integer class ids, got dtype {targets.dtype}")
+    if targets.shape != logits.shape[:-1]:
+        raise ShapeError(f"cross_entropy: targets of shape {targets.shape} do not match logits of shape "
+                         f"{logits.shape} (targets must be logits.shape[:-1] = {logits.shape[:-1]})")
+    valid = np.ones(targets.shape, dtype=bool) if ignore_index is None else targets != ignore_index
+    num_classes = logits.shape[-1]
+    bad = valid & ((targets < 0) | (targets >= num_classes))
+    if bad.any():
+        raise ShapeError(f"cross_entropy target {targets[bad].ravel()[0]} is outside the {num_classes} classes "
+                         f"(valid ids are 0..{num_classes - 1}{', or ignore_index' if ignore_index is not None else ''})")
+    safe_targets = np.where(valid, targets, 0)
+    if weights is None:
+        weights, denominator = valid, max(int(valid.sum()), 1)
+    else:
+        weights = weights.data if isinstance(weights, Tensor) else np.asarray(weights)
+        if weights.shape != targets.shape:
+            raise ShapeError(f"cross_entropy weights of shape {weights.shape} must match targets {targets.shape}")
+        weights = weights * valid
+        # BERT's masked-LM loss (run_pretraining.py): the 1e-5 keeps a batch with no masked token finite.
+        denominator = weights.sum() + 1e-5
+    return CrossEntropy.apply(logits, safe_targets, weights, denominator=denominator)
