@@ -1,0 +1,245 @@
+"""The `data` command: corpus -> vocabulary -> pretraining shards, every step streamed and seeded.
+
+1. Corpus: "pydocs" and "synthetic" are built into `out_dir/corpus.txt` if absent; any other name is the path
+   of a Google-format file (one sentence per line, a blank line between documents), checked first.
+2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer if absent.
+3. Tokens: the corpus is tokenized once into a memory-mapped `TokenStore` (token_store.py).
+4. Split: a seeded share of the documents (`eval_fraction`) is held out for evaluation. Held-out documents
+   are never trained on: not as A, not as B, not as the random document of a NotNext pair.
+5. Instances: `dupe_factor` passes over the shuffled training documents (one over the held-out ones), each
+   pass cutting them anew, as Google's `create_training_instances`; masked now (static) or later (dynamic).
+6. Shards: `out_dir/build/pretraining-<task>-<masking>-<S>/`, written into a temporary directory that
+   replaces the old one only when complete. A rebuild with the same inputs and options does nothing.
+"""
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from minibert.data.documents import iter_tokenized_documents
+from minibert.data.features import BATCH_FIELDS, UNMASKED_FIELDS, field_specs, instance_rows, mask_rows
+from minibert.data.instances import InstanceConfig, iter_instances
+from minibert.data.masking import MaskingConfig
+from minibert.data.problems import warn
+from minibert.data.shards import ShardWriter, read_manifest, write_manifest
+from minibert.data.special_tokens import SpecialTokens
+from minibert.data.token_store import TokenStore, TokenStoreWriter
+from minibert.errors import ConfigError, DataError, MinibertError
+
+NAMED_CORPORA = ("pydocs", "synthetic")
+MASKING_MODES = ("dynamic", "static")
+INSTANCES_PER_WRITE = 256  # instances turned into arrays at once: bounded memory, few NumPy calls
+
+
+@dataclass(frozen=True)
+class PretrainingDataConfig:
+    instances: InstanceConfig = field(default_factory=InstanceConfig)
+    masking_config: MaskingConfig = field(default_factory=MaskingConfig)
+    masking: str = "dynamic"  # "dynamic": a new mask each time a row is served (RoBERTa); "static" (Google)
+    dupe_factor: int | None = None  # passes over the training documents; None: 10 static (Google), 1 dynamic
+    vocab_size: int = 8192  # size of a newly trained vocab.txt (BERT's English vocabulary: 30522)
+    eval_fraction: float = 0.05  # share of the documents held out for evaluation
+    seed: int = 12345  # Google's default random_seed
+    rows_per_shard: int = 4096  # instances per .npz shard
+
+    def __post_init__(self):
+        if self.masking not in MASKING_MODES:
+            raise ConfigError(f"masking={self.masking!r}; use 'dynamic' (RoBERTa, the default) or 'static'")
+        if (self.dupe_factor is not None and self.dupe_factor < 1) or self.rows_per_shard < 1:
+            raise ConfigError(f"dupe_factor={self.dupe_factor} and rows_per_shard={self.rows_per_shard} "
+                              "must be at least 1")
+        if not 0.0 <= self.eval_fraction < 0.5:
+            raise ConfigError(f"eval_fraction={self.eval_fraction} must be in [0, 0.5); e.g. 0.05")
+
+    @property
+    def training_passes(self):
+        """dupe_factor, or its default: dynamic masking draws new masks anyway, static needs copies."""
+        if self.dupe_factor is not None:
+            return self.dupe_factor
+        return 10 if self.masking == "static" else 1
+
+
+class Progress:
+    """Print a line at most every `every` seconds, and always the last one."""
+
+    def __init__(self, log, every=2.0):
+        self.log, self.every, self.last = log, every, time.perf_counter()
+
+    def __call__(self, message, force=False):
+        now = time.perf_counter()
+        if force or now - self.last >= self.every:
+            self.log(message)
+            self.last = now
+
+
+def resolve_corpus(corpus, out_dir, log):
+    """The path of the corpus file: a named corpus is built into out_dir if absent; a path must exist."""
+    from minibert.data.corpora.corpus_file import check_corpus_file
+
+    if corpus in NAMED_CORPORA:
+        path = out_dir / "corpus.txt"
+        if not path.is_file():
+            from minibert.data.corpora import build_corpus
+
+            log(f"building the {corpus} corpus into {out_dir}")
+            build_corpus(corpus, out_dir)
+    else:
+        path = Path(corpus)
+    check_corpus_file(path)
+    return path
+
+
+def resolve_vocabulary(corpus_path, out_dir, vocab_size, log):
+    """`out_dir/vocab.txt`, trained on the corpus if absent; returns the tokenizer."""
+    from minibert.tokenizer import BertTokenizer, train_wordpiece
+
+    path = out_dir / "vocab.txt"
+    if path.is_file():
+        log(f"vocabulary: {path} (delete it to train a new one)")
+    else:
+        log(f"training a WordPiece vocabulary of {vocab_size} tokens on {corpus_path}")
+        started = time.perf_counter()
+        train_wordpiece([corpus_path], vocab_size, out=path, progress=Progress(log))
+        log(f"wrote {path} in {time.perf_counter() - started:.1f} s")
+    return BertTokenizer(path)
+
+
+def fingerprint(corpus_path, vocab_path):
+    """What the shards are built from: the corpus' size and time (hashing GBs is slow), the vocab's sha256."""
+    stat = os.stat(corpus_path)
+    return {"corpus": str(corpus_path), "corpus_bytes": stat.st_size, "corpus_mtime_ns": stat.st_mtime_ns,
+            "vocab_sha256": hashlib.sha256(Path(vocab_path).read_bytes()).hexdigest()}
+
+
+def split_documents(count, eval_fraction, rng):
+    """(train, eval) document indices: a seeded, random `eval_fraction` of `count` documents held out."""
+    order = rng.permutation(count)
+    held_out = max(2, int(round(count * eval_fraction))) if eval_fraction > 0 else 0
+    if count - held_out < 2:  # each split needs two documents, for NotNext's random other document
+        if held_out:
+            warn(f"the corpus has {count} documents, too few to hold some out for evaluation; "
+                 "training on all of them")
+        held_out = 0
+    return np.sort(order[held_out:]), np.sort(order[:held_out])
+
+
+def write_split(writer, documents, passes, rng, special_tokens, config, progress):
+    """Create the instances of `passes` passes over `documents` and stream them into `writer`."""
+    pending, written, started = [], 0, time.perf_counter()
+
+    def write_pending():
+        rows = instance_rows(pending, config.instances.max_seq_length, special_tokens.pad_id)
+        if config.masking == "static":
+            rows = mask_rows(rows, rng, special_tokens, config.masking_config)
+        writer.write(rows)
+        pending.clear()
+
+    for number in range(passes):
+        # Google shuffles the documents once; a new order for each pass mixes the passes' instances better.
+        order = rng.permutation(len(documents))
+        for instance in iter_instances(documents, order, rng, special_tokens, config.instances):
+            pending.append(instance)
+            if len(pending) == INSTANCES_PER_WRITE:
+                written += len(pending)
+                write_pending()
+                progress(f"{writer.split}: pass {number + 1}/{passes}, {written:,} instances "
+                         f"({written / (time.perf_counter() - started):,.0f}/s)")
+    if pending:
+        write_pending()
+    return writer.close()
+
+
+def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_predictions_per_seq=20,
+                           masked_lm_prob=0.15, short_seq_prob=0.1, sentence_task="nsp",
+                           whole_word_mask=True, masking="dynamic", dupe_factor=None, vocab_size=8192,
+                           eval_fraction=0.05, seed=12345, rows_per_shard=4096, force=False, log=print):
+    """Build (or find up to date) the pretraining shards of `corpus`; returns their directory.
+
+    corpus: "pydocs", "synthetic" or the path of a corpus file. out_dir: where corpus.txt, vocab.txt and
+    build/ go; default `data/<name>` for a named corpus, the corpus file's folder otherwise.
+    The shard directory is what `PretrainingBatches` reads.
+    """
+    config = PretrainingDataConfig(
+        instances=InstanceConfig(max_seq_length, short_seq_prob, sentence_task),
+        masking_config=MaskingConfig(masked_lm_prob, max_predictions_per_seq, whole_word=whole_word_mask),
+        masking=masking, dupe_factor=dupe_factor, vocab_size=vocab_size, eval_fraction=eval_fraction,
+        seed=seed, rows_per_shard=rows_per_shard)
+    corpus = os.fspath(corpus)
+    if out_dir is None:
+        out_dir = Path("data", corpus) if corpus in NAMED_CORPORA else Path(corpus).parent
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if corpus not in NAMED_CORPORA and not Path(corpus).is_file():
+        raise DataError(f"corpus {corpus!r} is neither {' nor '.join(NAMED_CORPORA)} nor an existing file; "
+                        "give a text file with one sentence per line and a blank line between documents")
+
+    corpus_path = resolve_corpus(corpus, out_dir, log)
+    tokenizer = resolve_vocabulary(corpus_path, out_dir, config.vocab_size, log)
+    special_tokens = SpecialTokens.from_tokenizer(tokenizer)
+    config.masking_config.check_sequence_length(max_seq_length)
+
+    shard_dir = out_dir / "build" / f"pretraining-{sentence_task}-{masking}-{max_seq_length}"
+    sources = fingerprint(corpus_path, out_dir / "vocab.txt")
+    options = asdict(config)
+    if not force and is_up_to_date(shard_dir, options, sources):
+        log(f"pretraining data in {shard_dir} is up to date")
+        return shard_dir
+
+    shard_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=shard_dir.parent, prefix=".building-") as work:
+        work = Path(work)
+        store = tokenize_corpus(corpus_path, tokenizer, work / "tokens", max_seq_length - 3, log)
+        rng = np.random.default_rng(config.seed)
+        train, held_out = split_documents(len(store), config.eval_fraction, rng)
+        fields = field_specs(max_seq_length, max_predictions_per_seq)
+        stored = UNMASKED_FIELDS if masking == "dynamic" else BATCH_FIELDS
+        fields = {name: fields[name] for name in stored}
+        shards = work / "shards"
+        shards.mkdir()
+        progress = Progress(log)
+        splits = {}
+        for split, documents, passes in (("train", train, config.training_passes), ("eval", held_out, 1)):
+            if len(documents):
+                writer = ShardWriter(shards, split, fields, config.rows_per_shard)
+                splits[split] = write_split(writer, store.subset(documents), passes, rng, special_tokens,
+                                            config, progress)
+                splits[split]["documents"] = len(documents)
+                log(f"{split}: {splits[split]['rows']:,} instances from {len(documents):,} documents "
+                    f"in {len(splits[split]['shards'])} shard(s)")
+        write_manifest(shards, {
+            "options": options, "sources": sources, "special_tokens": special_tokens.to_dict(),
+            "fields": {name: {"dtype": np.dtype(dtype).name, "shape": list(shape)}
+                       for name, (dtype, shape) in fields.items()},
+            "splits": splits})
+        if shard_dir.exists():
+            shutil.rmtree(shard_dir)
+        os.replace(shards, shard_dir)
+    log(f"pretraining data: {shard_dir}")
+    return shard_dir
+
+
+def is_up_to_date(shard_dir, options, sources):
+    try:
+        manifest = read_manifest(shard_dir)
+    except MinibertError:
+        return False
+    return manifest.get("options") == options and manifest.get("sources") == sources
+
+
+def tokenize_corpus(corpus_path, tokenizer, directory, max_sentence_tokens, log):
+    """Stream the corpus through the tokenizer into a `TokenStore` in `directory`."""
+    progress, started = Progress(log), time.perf_counter()
+    with TokenStoreWriter(directory) as writer:
+        for _, sentences in iter_tokenized_documents(corpus_path, tokenizer, max_sentence_tokens):
+            writer.add_document(sentences)
+            progress(f"tokenizing {corpus_path}: {writer.documents:,} documents, {writer.tokens:,} tokens")
+    seconds = time.perf_counter() - started
+    log(f"tokenized {writer.documents:,} documents, {writer.sentences:,} sentences, {writer.tokens:,} tokens "
+        f"in {seconds:.1f} s ({writer.tokens / max(seconds, 1e-9):,.0f} tokens/s)")
+    return TokenStore(directory)

@@ -1,0 +1,122 @@
+"""A tokenized corpus on disk, read back through memory maps: every document, without holding them in RAM.
+
+Google's `create_pretraining_data.py` keeps all documents in a Python list, which is why it runs out of memory
+on large corpora (google-research/bert #117, #612). But NotNext needs random access to *any* document, and
+dupe_factor needs several passes. So we tokenize once, streaming, into flat binary files:
+
+    ids.bin          (T,) int32  the token ids of every sentence, one after the other
+    word_starts.bin  (T,) bool   True where a token starts a whole word
+    sentence_ends    (N,) int64  sentence n is tokens [sentence_ends[n-1], sentence_ends[n])
+    document_ends    (D,) int64  document d is sentences [document_ends[d-1], document_ends[d])
+
+and read them with `numpy.memmap`: the operating system pages in what is used, and Python's heap stays
+the size of one document. T tokens, N sentences, D documents.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from minibert.data.instances import Sentence
+from minibert.errors import DataError
+
+_ARRAYS = {"ids": np.int32, "word_starts": np.bool_, "sentence_ends": np.int64, "document_ends": np.int64}
+_META = "meta.json"
+
+
+class TokenStoreWriter:
+    """Append documents to a new store in `directory`; buffered, so memory stays bounded."""
+
+    def __init__(self, directory, buffer_tokens=1 << 20):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.files = {name: open(self.directory / f"{name}.bin", "wb") for name in _ARRAYS}
+        self.buffers = {name: [] for name in _ARRAYS}
+        self.buffer_tokens, self.buffered = buffer_tokens, 0
+        self.tokens, self.sentences, self.documents = 0, 0, 0
+
+    def add_document(self, sentences):
+        """Append one document, a list of `Sentence`s."""
+        for sentence in sentences:
+            self.buffers["ids"].append(sentence.ids)
+            self.buffers["word_starts"].append(sentence.word_starts)
+            self.tokens += len(sentence.ids)
+            self.buffers["sentence_ends"].append(np.array([self.tokens], np.int64))
+            self.buffered += len(sentence.ids)
+        self.sentences += len(sentences)
+        self.documents += 1
+        self.buffers["document_ends"].append(np.array([self.sentences], np.int64))
+        if self.buffered >= self.buffer_tokens:
+            self.flush()
+
+    def flush(self):
+        for name, dtype in _ARRAYS.items():
+            if self.buffers[name]:
+                self.files[name].write(np.concatenate(self.buffers[name]).astype(dtype, copy=False).tobytes())
+            self.buffers[name] = []
+        self.buffered = 0
+
+    def close(self):
+        self.flush()
+        for file in self.files.values():
+            file.close()
+        meta = {"tokens": self.tokens, "sentences": self.sentences, "documents": self.documents}
+        (self.directory / _META).write_text(json.dumps(meta))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+class TokenStore:
+    """Read a store: `len(store)` documents, `store[d]` is document d as a list of `Sentence`s."""
+
+    def __init__(self, directory):
+        self.directory = Path(directory)
+        try:
+            self.meta = json.loads((self.directory / _META).read_text())
+        except (OSError, ValueError) as error:
+            raise DataError(f"{self.directory} is not a complete token store ({error}); rebuild it") from None
+        lengths = {"ids": "tokens", "word_starts": "tokens", "sentence_ends": "sentences",
+                   "document_ends": "documents"}
+        arrays = {}
+        for name, dtype in _ARRAYS.items():
+            path, count = self.directory / f"{name}.bin", self.meta[lengths[name]]
+            if os.path.getsize(path) != count * np.dtype(dtype).itemsize:
+                raise DataError(f"{path} has {os.path.getsize(path)} bytes, not the {count} {dtype.__name__} "
+                                f"values {_META} announces; rebuild the store")
+            # np.memmap cannot map an empty file; an empty store has nothing to map.
+            arrays[name] = np.asarray(np.memmap(path, dtype=dtype, mode="r")) if count else np.zeros(0, dtype)
+        self.ids, self.word_starts = arrays["ids"], arrays["word_starts"]
+        self.sentence_ends, self.document_ends = arrays["sentence_ends"], arrays["document_ends"]
+
+    def __len__(self):
+        return len(self.document_ends)
+
+    def __getitem__(self, document_index):
+        first = self.document_ends[document_index - 1] if document_index else 0
+        ends = self.sentence_ends[first:self.document_ends[document_index]].tolist()
+        starts = [self.sentence_ends[first - 1] if first else 0, *ends[:-1]]
+        return [Sentence(self.ids[start:end], self.word_starts[start:end])
+                for start, end in zip(starts, ends, strict=True)]
+
+    def subset(self, document_indices):
+        """The documents at `document_indices`, as their own corpus (NotNext draws stay inside it)."""
+        return DocumentSubset(self, np.asarray(document_indices, dtype=np.int64))
+
+
+class DocumentSubset:
+    """Some documents of a corpus, renumbered 0..len-1: a held-out split, or the training split."""
+
+    def __init__(self, documents, indices):
+        self.documents, self.indices = documents, indices
+
+    def __len__(self):
+        return len(self.indices)
+
+    def __getitem__(self, document_index):
+        return self.documents[int(self.indices[document_index])]
