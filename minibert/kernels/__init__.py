@@ -1,0 +1,37 @@
+"""The kernel layer: arrays in, arrays out; it knows nothing of Tensor.
+
+Each module pairs a readable NumPy reference with a Numba kernel, and a dispatcher picks one according to
+the backend switch (`set_backend("numba" | "numpy")`, or the MINIBERT_BACKEND environment variable).
+"""
+
+from minibert.kernels.arrays import DtypeError
+from minibert.kernels.backend import get_backend, set_backend, use_backend
+from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softmax_cross_entropy_forward
+from minibert.kernels.gelu import gelu_backward, gelu_forward
+from minibert.kernels.layernorm import layer_norm_backward, layer_norm_forward
+from minibert.kernels.matmul import matmul_backward, matmul_forward
+from minibert.kernels.softmax import (
+    log_softmax_backward,
+    log_softmax_forward,
+    softmax_backward,
+    softmax_forward,
+)
+
+__all__ = [
+    "DtypeError",
+    "gelu_backward",
+    "gelu_forward",
+    "get_backend",
+    "layer_norm_backward",
+    "layer_norm_forward",
+    "log_softmax_backward",
+    "log_softmax_forward",
+    "matmul_backward",
+    "matmul_forward",
+    "set_backend",
+    "softmax_backward",
+    "softmax_cross_entropy_backward",
+    "softmax_cross_entropy_forward",
+    "softmax_forward",
+    "use_backend",
+]

@@ -1,0 +1,141 @@
+"""GELU, the activation of BERT's feed-forward layers (Hendrycks & Gimpel 2016): gelu(x) = x * Phi(x).
+
+Phi is the standard normal CDF, so a unit passes its input scaled by how likely a normal draw is to be
+below it. Two forms, as in mission.md:
+- "none", the exact one: Phi(x) = 0.5 * (1 + erf(x / sqrt 2)). The paper's, the first Google release's and
+  HuggingFace's `hidden_act="gelu"`.
+- "tanh", the approximation Google's code later switched to (`gelu_new`):
+  Phi(x) ~ 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+x^3 is written x * x * x: NumPy's float32 power is a slow general pow, the products are cheap.
+
+Shapes: elementwise, any shape; the kernels see x flattened to (n,).
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from minibert.kernels.arrays import float_array, like, same_shape
+from minibert.kernels.backend import choose
+from minibert.kernels.simd import fast_exp
+
+APPROXIMATIONS = ("none", "tanh")
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+CUBIC = 0.044715
+
+
+def erf_numpy(x):
+    """erf(x) for an array: NumPy has no erf, so this is the Chebyshev fit `erfcc` of Numerical Recipes in C
+    (Press et al., 2nd ed. 1992, section 6.2), whose erfc has a fractional error below 1.2e-7 everywhere.
+
+    For z = |x|: erfc(z) = t * exp(-z^2 + P(t)) with t = 1 / (1 + z/2) and P the degree-9 polynomial below.
+    Since erfc(z) <= 1 for z >= 0, erf = 1 - erfc is within 1.2e-7 in absolute terms (tests/test_kernels.py
+    checks this bound against math.erf); erf(-z) = -erf(z) gives the negative half.
+    """
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    p = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
+        0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    erfc = t * np.exp(-z * z + p)
+    return np.where(x >= 0, 1.0 - erfc, erfc - 1.0)
+
+
+def _check_approximate(approximate, op):
+    if approximate not in APPROXIMATIONS:
+        raise ValueError(f"{op}: approximate={approximate!r} is not a GELU form; use 'none' (exact, erf) "
+                         "or 'tanh'")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Readable references (vectorised NumPy)
+
+def gelu_forward_numpy(x, approximate="none"):
+    if approximate == "tanh":
+        u = SQRT_2_OVER_PI * (x + CUBIC * x * x * x)
+        return 0.5 * x * (1.0 + np.tanh(u))
+    return 0.5 * x * (1.0 + erf_numpy(x * INV_SQRT_2))
+
+
+def gelu_backward_numpy(grad_y, x, approximate="none"):
+    if approximate == "tanh":
+        # y = 0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3)
+        # dy/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx,  du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+        th = np.tanh(SQRT_2_OVER_PI * (x + CUBIC * x * x * x))
+        du_dx = SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * x * x)
+        return grad_y * (0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * du_dx)
+    # y = x Phi(x)  =>  dy/dx = Phi(x) + x phi(x), with phi(x) = exp(-x^2 / 2) / sqrt(2 pi) the normal density
+    cdf = 0.5 * (1.0 + erf_numpy(x * INV_SQRT_2))
+    pdf = INV_SQRT_2PI * np.exp(-0.5 * x * x)
+    return grad_y * (cdf + x * pdf)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Numba kernels: every element in one fused pass, in parallel
+#
+# The tanh form is computed through the sigmoid: 0.5 * (1 + tanh(u)) = 1 / (1 + exp(-2u)), so it needs only
+# fast_exp, which vectorises (math.tanh would be a scalar library call, 4x slower than NumPy's np.tanh here).
+# The exact form needs erf, and Numba's math.erf is the C library's, accurate to the last bit.
+
+@njit(parallel=True, cache=True)
+def _gelu_flat(x, tanh_form):
+    # x (n,) -> y (n,)
+    y = np.empty_like(x)
+    for i in prange(x.size):
+        v = np.float64(x[i])
+        if tanh_form:
+            u = SQRT_2_OVER_PI * (v + CUBIC * v * v * v)
+            y[i] = v / (1.0 + fast_exp(-2.0 * u))  # x * sigmoid(2u) = 0.5 x (1 + tanh u)
+        else:
+            y[i] = 0.5 * v * (1.0 + math.erf(v * INV_SQRT_2))
+    return y
+
+
+@njit(parallel=True, cache=True)
+def _gelu_backward_flat(grad_y, x, tanh_form):
+    # grad_y, x (n,) -> grad_x (n,)
+    grad_x = np.empty_like(x)
+    for i in prange(x.size):
+        v = np.float64(x[i])
+        if tanh_form:
+            # y = x s, s = sigmoid(2u)  =>  dy/dx = s + x s (1 - s) 2 du/dx   (s' = s (1 - s))
+            u = SQRT_2_OVER_PI * (v + CUBIC * v * v * v)
+            s = 1.0 / (1.0 + fast_exp(-2.0 * u))
+            du_dx = SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * v * v)
+            slope = s + 2.0 * v * s * (1.0 - s) * du_dx
+        else:
+            # y = x Phi(x)  =>  dy/dx = Phi(x) + x phi(x)
+            slope = 0.5 * (1.0 + math.erf(v * INV_SQRT_2)) + v * INV_SQRT_2PI * fast_exp(-0.5 * v * v)
+        grad_x[i] = grad_y[i] * slope
+    return grad_x
+
+
+def gelu_forward_numba(x, approximate="none"):
+    return _gelu_flat(np.ascontiguousarray(x).reshape(-1), approximate == "tanh").reshape(x.shape)
+
+
+def gelu_backward_numba(grad_y, x, approximate="none"):
+    flat_grad_y = np.ascontiguousarray(grad_y).reshape(-1)
+    flat_x = np.ascontiguousarray(x).reshape(-1)
+    return _gelu_backward_flat(flat_grad_y, flat_x, approximate == "tanh").reshape(x.shape)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Dispatchers
+
+def gelu_forward(x, approximate="none"):
+    """y = x * Phi(x); approximate "none" (exact, erf) or "tanh"."""
+    _check_approximate(approximate, "gelu_forward")
+    x = float_array(x, "x", "gelu_forward")
+    return choose(gelu_forward_numpy, gelu_forward_numba)(x, approximate)
+
+
+def gelu_backward(grad_y, x, approximate="none"):
+    """grad_x = grad_y * gelu'(x), for the same `approximate` as the forward."""
+    _check_approximate(approximate, "gelu_backward")
+    x = float_array(x, "x", "gelu_backward")
+    grad_y = like(grad_y, x, "grad_y", "gelu_backward")
+    same_shape(grad_y, "grad_y", x, "x", "gelu_backward")
+    return choose(gelu_backward_numpy, gelu_backward_numba)(grad_y, x, approximate)

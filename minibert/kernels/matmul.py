@@ -1,0 +1,148 @@
+"""Matrix multiplication c = a @ b, 2-D or batched: the bulk of BERT's arithmetic.
+
+Shapes: a (..., M, K), b (..., K, N) -> c (..., M, N), with identical leading (batch) axes or both 2-D.
+The caller (the autograd `@`) broadcasts batch axes itself. Inside, the kernels see (G, M, K) @ (G, K, N),
+G = the product of the batch axes (1 for 2-D).
+Legend: M rows of a, K the summed axis, N columns of b, G batch.
+
+Three ways to compute it:
+- `matmul_forward_numpy`: NumPy's `a @ b`, which calls BLAS (OpenBLAS here), hand-tuned assembly.
+- `matmul_numba_kernel`: a blocked loop kernel in Numba, for reading (and for tiny products).
+- `matmul_forward`: what the library uses. The numpy backend is BLAS. The numba backend runs the loop
+  kernel below BLAS_MIN_WORK and BLAS above it: see that constant for the measurement behind it.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from minibert.errors import ShapeError
+from minibert.kernels.arrays import DtypeError, float_array
+from minibert.kernels.backend import get_backend
+
+# Tile sizes of the loop kernel. One task computes a (TILE_M, TILE_N) block of c, summing over K in slices
+# of TILE_K: its accumulator (16 KB in float32) stays in the L1 cache, and the slice of b it reads
+# (TILE_K, TILE_N) in the L2 cache, so each value fetched from memory is reused many times.
+TILE_M = 32
+TILE_N = 128
+TILE_K = 256
+
+# Products with M * K * N at or above this go to BLAS under the numba backend; smaller ones run the loop
+# kernel, where BLAS's fixed cost per call (dispatch, packing, threads) outweighs the arithmetic.
+# Measured with bench/kernels.py's crossover sweep (2 cores, float32, OPENBLAS_CORETYPE unset):
+# TODO-measure
+BLAS_MIN_WORK = 32 * 32 * 32
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Readable reference: BLAS through NumPy
+
+def matmul_forward_numpy(a, b):
+    return a @ b  # (..., M, N)
+
+
+def matmul_backward_numpy(grad_c, a, b):
+    # c = a @ b, i.e. c_mn = sum_k a_mk b_kn  =>  grad_a = grad_c @ b^T,  grad_b = a^T @ grad_c
+    return grad_c @ b.swapaxes(-1, -2), a.swapaxes(-1, -2) @ grad_c
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Numba loop kernel
+
+@njit(parallel=True, cache=True)
+def matmul_numba_kernel(a, b):
+    """c = a @ b for C-contiguous a (G, M, K), b (G, K, N) of one float dtype: tiled loops, tiles in parallel.
+
+    The innermost loop runs along a row of b and a row of the accumulator, contiguous in memory, so LLVM
+    turns it into SIMD instructions; it updates four rows of the tile at once, so each value of b loaded
+    into a register is used four times. Sums stay in the input dtype, as in BLAS.
+    """
+    batch, rows, inner = a.shape
+    cols = b.shape[2]
+    c = np.empty((batch, rows, cols), dtype=a.dtype)
+    tiles_m = (rows + TILE_M - 1) // TILE_M
+    tiles_n = (cols + TILE_N - 1) // TILE_N
+    for task in prange(batch * tiles_m * tiles_n):
+        g = task // (tiles_m * tiles_n)
+        i0 = (task // tiles_n) % tiles_m * TILE_M
+        j0 = task % tiles_n * TILE_N
+        height = min(TILE_M, rows - i0)
+        width = min(TILE_N, cols - j0)
+        fours = height // 4 * 4  # rows of the tile handled four at a time; the rest one at a time
+        acc = np.zeros((TILE_M, TILE_N), dtype=a.dtype)
+        for k0 in range(0, inner, TILE_K):
+            for i in range(0, fours, 4):
+                for k in range(k0, min(k0 + TILE_K, inner)):
+                    a0 = a[g, i0 + i, k]
+                    a1 = a[g, i0 + i + 1, k]
+                    a2 = a[g, i0 + i + 2, k]
+                    a3 = a[g, i0 + i + 3, k]
+                    for j in range(width):
+                        b_kj = b[g, k, j0 + j]
+                        acc[i, j] += a0 * b_kj
+                        acc[i + 1, j] += a1 * b_kj
+                        acc[i + 2, j] += a2 * b_kj
+                        acc[i + 3, j] += a3 * b_kj
+            for i in range(fours, height):
+                for k in range(k0, min(k0 + TILE_K, inner)):
+                    a_ik = a[g, i0 + i, k]
+                    for j in range(width):
+                        acc[i, j] += a_ik * b[g, k, j0 + j]
+        for i in range(height):
+            for j in range(width):
+                c[g, i0 + i, j0 + j] = acc[i, j]
+    return c
+
+
+def _as_batches(x):
+    """x (..., R, C) as a C-contiguous (G, R, C) array."""
+    return np.ascontiguousarray(x).reshape(-1, x.shape[-2], x.shape[-1])
+
+
+def _transposed(x):
+    return x.swapaxes(-1, -2)  # (..., R, C) -> (..., C, R), a view
+
+
+def matmul_forward_numba(a, b):
+    c = matmul_numba_kernel(_as_batches(a), _as_batches(b))  # (G, M, N)
+    return c.reshape(a.shape[:-1] + b.shape[-1:])
+
+
+def matmul_backward_numba(grad_c, a, b):
+    # the same two products as matmul_backward_numpy, through the loop kernel
+    return matmul_forward_numba(grad_c, _transposed(b)), matmul_forward_numba(_transposed(a), grad_c)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Dispatchers
+
+def _checked(a, b, op):
+    a, b = float_array(a, "a", op), float_array(b, "b", op)
+    if a.dtype != b.dtype:
+        raise DtypeError(f"{op}: a is {a.dtype} but b is {b.dtype}; cast one so both have the same dtype")
+    if a.ndim < 2 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
+        raise ShapeError(f"{op}: shapes {a.shape} and {b.shape} do not fit; need (..., M, K) and (..., K, N) "
+                         "with the same leading axes (broadcast them first)")
+    return a, b
+
+
+def _use_blas(a, b):
+    if get_backend() == "numpy":
+        return True
+    return a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_MIN_WORK
+
+
+def matmul_forward(a, b):
+    """c = a @ b for a (..., M, K), b (..., K, N) with the same leading axes."""
+    a, b = _checked(a, b, "matmul_forward")
+    return (matmul_forward_numpy if _use_blas(a, b) else matmul_forward_numba)(a, b)
+
+
+def matmul_backward(grad_c, a, b):
+    """(grad_a, grad_b) = (grad_c @ b^T, a^T @ grad_c)."""
+    op = "matmul_backward"
+    a, b = _checked(a, b, op)
+    grad_c = float_array(grad_c, "grad_c", op).astype(a.dtype, copy=False)
+    expected = a.shape[:-1] + b.shape[-1:]
+    if grad_c.shape != expected:
+        raise ShapeError(f"{op}: grad_c has shape {grad_c.shape}; a {a.shape} @ b {b.shape} gives {expected}")
+    return (matmul_backward_numpy if _use_blas(a, b) else matmul_backward_numba)(grad_c, a, b)

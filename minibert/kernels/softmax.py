@@ -1,0 +1,200 @@
+"""Softmax and log-softmax over the last axis, after adding a mask.
+
+Attention turns scores into weights with softmax(scores + mask): BERT adds a large negative number to the
+scores of padding keys so they get (almost) zero weight (Google modeling.py, `attention_layer`:
+"adder = (1.0 - attention_mask) * -10000.0"). The mask here is that ADDITIVE form: 0 keeps an entry, a very
+negative number drops it. It broadcasts to x, e.g. x (B, A, S, S) with mask (B, 1, 1, S).
+
+Shapes: x (..., C), any leading shape; the kernels see it as rows (R, C), R = product of the leading axes.
+Legend: B batch, A heads, S sequence length, C classes (the axis softmax runs over), R rows.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from minibert.errors import ShapeError
+from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
+from minibert.kernels.backend import choose
+from minibert.kernels.simd import VECTOR_SUMS, fast_exp
+
+
+def prepare_mask(mask, x, op):
+    """The additive mask in x's dtype, checked to broadcast to x.
+
+    -inf (and anything below) is raised to the dtype's most negative finite value: a fully masked row would
+    otherwise compute exp(-inf - (-inf)) = nan. This way such a row comes out uniform, and ordinary rows are
+    unchanged, since exp(-huge) is 0 either way.
+    """
+    if mask is None:
+        return None
+    mask = float_array(mask, "mask", op)
+    try:
+        fits = np.broadcast_shapes(mask.shape, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{op}: mask of shape {mask.shape} does not broadcast to x of shape {x.shape}")
+    return np.maximum(mask, np.finfo(x.dtype).min).astype(x.dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Readable references (vectorised NumPy)
+
+def softmax_forward_numpy(x, mask=None):
+    z = x if mask is None else x + mask  # (..., C)
+    # softmax(z) = softmax(z - c) for any c; with c = the row max the largest term is exp(0) = 1: no overflow
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_backward_numpy(grad_y, y):
+    # y_i = exp(x_i) / sum_k exp(x_k)  =>  dy_i/dx_j = y_i (delta_ij - y_j)
+    # so grad_x_j = sum_i grad_y_i y_i (delta_ij - y_j) = y_j (grad_y_j - sum_i grad_y_i y_i)
+    return y * (grad_y - (grad_y * y).sum(axis=-1, keepdims=True))
+
+
+def log_softmax_forward_numpy(x, mask=None):
+    z = x if mask is None else x + mask  # (..., C)
+    z = z - z.max(axis=-1, keepdims=True)  # stable, as in softmax
+    # log softmax(z)_i = z_i - log sum_k exp(z_k): never takes the log of an underflowed 0
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def log_softmax_backward_numpy(grad_y, y):
+    # y_i = x_i - log sum_k exp(x_k)  =>  dy_i/dx_j = delta_ij - softmax_j, and softmax = exp(y)
+    return grad_y - np.exp(y) * grad_y.sum(axis=-1, keepdims=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Numba kernels: one pass of work per row, rows in parallel
+
+def _mask_rows(mask, x):
+    """Where each row of x finds its mask, without building the broadcast (..., C) mask.
+
+    Returns mask_rows (M, 1 or C), the mask's own rows, and mask_row_of (R,): row r of x adds
+    mask_rows[mask_row_of[r], j * column_step] to entry j. For x (B, A, S, S) and mask (B, 1, 1, S), M = B and
+    row r = ((b * A + a) * S + s) gets mask row b: R integers instead of a B*A*S*S copy of the mask.
+    """
+    if mask is None:
+        mask = np.zeros((1,) * x.ndim, dtype=x.dtype)
+    full_shape = (1,) * (x.ndim - mask.ndim) + mask.shape
+    mask_rows = as_rows(mask.reshape(full_shape).astype(x.dtype, copy=False))  # (M, 1 or C)
+    mask_row_ids = np.arange(mask_rows.shape[0], dtype=np.int64).reshape(full_shape[:-1])
+    mask_row_of = np.broadcast_to(mask_row_ids, x.shape[:-1]).reshape(-1)  # (R,)
+    column_step = 1 if mask_rows.shape[1] == x.shape[-1] else 0
+    return mask_rows, mask_row_of, column_step
+
+
+@njit(parallel=True, cache=True, fastmath=VECTOR_SUMS)
+def _softmax_rows(x, mask_rows, mask_row_of, column_step, log):
+    # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask
+    rows, cols = x.shape
+    y = np.empty_like(x)
+    for r in prange(rows):
+        m = mask_row_of[r]
+        row_max = -np.inf
+        for j in range(cols):
+            z = x[r, j] + mask_rows[m, j * column_step]
+            y[r, j] = z
+            row_max = max(row_max, z)
+        total = 0.0  # float64 even for float32 x: C terms summed without losing the small ones
+        for j in range(cols):
+            e = fast_exp(y[r, j] - row_max)
+            total += e
+            if not log:
+                y[r, j] = e
+        if log:
+            shift = row_max + math.log(total)
+            for j in range(cols):
+                y[r, j] = y[r, j] - shift
+        else:
+            scale = 1.0 / total
+            for j in range(cols):
+                y[r, j] = y[r, j] * scale
+    return y
+
+
+@njit(parallel=True, cache=True, fastmath=VECTOR_SUMS)
+def _softmax_backward_rows(grad_y, y):
+    # grad_x = y * (grad_y - sum(grad_y * y)), per row (see softmax_backward_numpy)
+    rows, cols = y.shape
+    grad_x = np.empty_like(y)
+    for r in prange(rows):
+        dot = 0.0
+        for j in range(cols):
+            dot += grad_y[r, j] * y[r, j]
+        for j in range(cols):
+            grad_x[r, j] = y[r, j] * (grad_y[r, j] - dot)
+    return grad_x
+
+
+@njit(parallel=True, cache=True, fastmath=VECTOR_SUMS)
+def _log_softmax_backward_rows(grad_y, y):
+    # grad_x = grad_y - exp(y) * sum(grad_y), per row (see log_softmax_backward_numpy)
+    rows, cols = y.shape
+    grad_x = np.empty_like(y)
+    for r in prange(rows):
+        total = 0.0
+        for j in range(cols):
+            total += grad_y[r, j]
+        for j in range(cols):
+            grad_x[r, j] = grad_y[r, j] - fast_exp(y[r, j]) * total
+    return grad_x
+
+
+def softmax_forward_numba(x, mask=None):
+    return _softmax_rows(as_rows(x), *_mask_rows(mask, x), False).reshape(x.shape)
+
+
+def softmax_backward_numba(grad_y, y):
+    return _softmax_backward_rows(as_rows(grad_y), as_rows(y)).reshape(y.shape)
+
+
+def log_softmax_forward_numba(x, mask=None):
+    return _softmax_rows(as_rows(x), *_mask_rows(mask, x), True).reshape(x.shape)
+
+
+def log_softmax_backward_numba(grad_y, y):
+    return _log_softmax_backward_rows(as_rows(grad_y), as_rows(y)).reshape(y.shape)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Dispatchers: check the input once, then run the chosen backend
+
+def _forward(op, numpy_fn, numba_fn, x, mask):
+    x = float_array(x, "x", op)
+    nonempty_last_axis(x, "x", op)
+    mask = prepare_mask(mask, x, op)
+    return choose(numpy_fn, numba_fn)(x, mask)
+
+
+def _backward(op, numpy_fn, numba_fn, grad_y, y):
+    y = float_array(y, "y", op)
+    grad_y = like(grad_y, y, "grad_y", op)
+    same_shape(grad_y, "grad_y", y, "y", op)
+    nonempty_last_axis(y, "y", op)
+    return choose(numpy_fn, numba_fn)(grad_y, y)
+
+
+def softmax_forward(x, mask=None):
+    """y = softmax(x + mask) over the last axis. mask: None or additive (0 keep, very negative drop)."""
+    return _forward("softmax_forward", softmax_forward_numpy, softmax_forward_numba, x, mask)
+
+
+def softmax_backward(grad_y, y):
+    """grad_x = y * (grad_y - sum(grad_y * y, last axis)), from the forward's output y."""
+    return _backward("softmax_backward", softmax_backward_numpy, softmax_backward_numba, grad_y, y)
+
+
+def log_softmax_forward(x, mask=None):
+    """y = log(softmax(x + mask)) over the last axis, computed as z - logsumexp(z)."""
+    return _forward("log_softmax_forward", log_softmax_forward_numpy, log_softmax_forward_numba, x, mask)
+
+
+def log_softmax_backward(grad_y, y):
+    """grad_x = grad_y - exp(y) * sum(grad_y, last axis), from the forward's output y."""
+    return _backward("log_softmax_backward", log_softmax_backward_numpy, log_softmax_backward_numba,
+                     grad_y, y)
