@@ -1,0 +1,68 @@
+"""A model in minibert's own format: one .npz file holding the config as JSON and every weight by name.
+
+`model.save(path)` and `BertForPreTraining.load(path)` call these. The container (`npz.py`) never uses
+pickle and checks every array before allocating it; this module adds what a model needs: the config, the
+class it was saved from, and matching the names to the model being built.
+"""
+
+import numpy as np
+
+from minibert.errors import CheckpointError
+from minibert.io.npz import load_arrays, save_arrays
+from minibert.model.config import BertConfig
+
+FORMAT = "minibert-model"
+VERSION = 1
+ENCODER_PREFIX = "bert."  # where a model with heads keeps its encoder (HF's `base_model_prefix`)
+
+
+def save_model(model, path):
+    """Write `model`'s config and weights to `path` (atomically: a crash leaves the old file intact)."""
+    meta = {"format": FORMAT, "version": VERSION, "model_class": type(model).__name__,
+            "config": model.config.to_dict(), "dtype": str(model.dtype)}
+    save_arrays(path, model.state_dict(), meta)
+
+
+def load_model(cls, path):
+    """Build a `cls` from the file's config and load its weights, in the dtype they were saved in.
+
+    The model comes back in training mode, as a new one does: loading is mostly for resuming training.
+    """
+    arrays, meta = load_arrays(path)
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a minibert model file (format {meta.get('format')!r}); "
+                              "for a HuggingFace folder use from_pretrained")
+    if meta.get("version") != VERSION:
+        raise CheckpointError(f"{path} has format version {meta.get('version')!r}; this minibert reads "
+                              f"version {VERSION}")
+    model = cls(BertConfig.from_dict(meta.get("config", {})))
+    state, _ = fit_to_model(arrays, model)
+    model.to(stored_dtype(state))
+    model.load_state_dict(state)
+    return model
+
+
+def fit_to_model(state, model):
+    """Match checkpoint names to the model's, for loading an encoder from a model with heads.
+
+    A `BertModel`'s names have no "bert." prefix; those of `BertForPreTraining` (and HF's) do. When the model
+    has no "bert." names but the checkpoint does, the prefix is dropped and the heads' weights are set
+    aside. Returns (state for the model, {name: why it was left out}).
+    """
+    own = model.state_dict()
+    if any(name.startswith(ENCODER_PREFIX) for name in own) or not any(
+            name.startswith(ENCODER_PREFIX) for name in state):
+        return state, {}
+    fitted, unused = {}, {}
+    for name, array in state.items():
+        if name.startswith(ENCODER_PREFIX):
+            fitted[name[len(ENCODER_PREFIX):]] = array
+        else:
+            unused[name] = f"a head's weight, unused by {type(model).__name__} (the encoder alone)"
+    return fitted, unused
+
+
+def stored_dtype(state):
+    """float64 when every stored float array is float64, else float32 (float16/bfloat16 files too)."""
+    floats = [array.dtype for array in state.values() if np.asarray(array).dtype.kind == "f"]
+    return np.float64 if floats and all(dtype == np.float64 for dtype in floats) else np.float32

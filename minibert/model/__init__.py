@@ -1,0 +1,17 @@
+"""BERT itself: the config, the attention mask, the encoder, the pretraining heads, and the losses.
+
+Read in this order: `config.py`, `masks.py`, `bert.py` (embeddings, encoder layers, pooler),
+`pretraining.py` (MLM and NSP heads), `losses.py`. `inputs.py` checks a batch; `savable.py` forwards
+save/load to `minibert/io`.
+"""
+
+from minibert.model.bert import BertModel, BertModelOutput
+from minibert.model.config import PRESETS, BertConfig
+from minibert.model.losses import causal_lm_loss, pretraining_loss
+from minibert.model.masks import build_attention_mask, mask_matrix
+from minibert.model.pretraining import BertForPreTraining, PreTrainingOutput
+
+__all__ = [
+    "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertModelOutput", "PreTrainingOutput",
+    "build_attention_mask", "causal_lm_loss", "mask_matrix", "pretraining_loss",
+]

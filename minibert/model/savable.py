@@ -1,0 +1,56 @@
+"""What every complete model shares: its config, a one-line summary, and saving and loading.
+
+The file formats live in `minibert/io`; the methods here only forward to it. They import it inside the
+method, not at the top of the file, because the model layer sits below io (io imports the model's config
+and classes; see docs/design.md): a top-level import would make the two depend on each other.
+"""
+
+from minibert.model.config import BertConfig
+from minibert.nn import Module
+
+
+class SavableModel(Module):
+    """A Module built from a `BertConfig`, which can be saved and loaded in our format and HuggingFace's."""
+
+    def __init__(self, config):
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(f"{type(self).__name__} takes a BertConfig, got {type(config).__name__}; "
+                            "build one with BertConfig(...) or BertConfig.preset('tiny')")
+        self.config = config
+        self.vocab_file = None  # set by from_pretrained when the folder has a vocab.txt, for the tokenizer
+
+    def __repr__(self):
+        millions = self.num_parameters() / 1e6
+        return f"{type(self).__name__}({self.config.summary()}; {millions:.2f}M parameters, {self.dtype})"
+
+    def save(self, path):
+        """Write the config and weights to one file in minibert's format (an .npz, no pickle)."""
+        from minibert.io.checkpoint import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path):
+        """A model read from a file written by `save` (weights in the dtype they were saved in)."""
+        from minibert.io.checkpoint import load_model
+
+        return load_model(cls, path)
+
+    @classmethod
+    def from_pretrained(cls, directory, dtype=None, strict=True, verbose=True):
+        """A model read from a HuggingFace folder (config.json + model.safetensors), with NumPy alone.
+
+        dtype: None keeps float64 files in float64 and reads everything else as float32.
+        strict: refuse missing or unexpected weights (False leaves missing ones at their initial values).
+        verbose: print what was skipped (buffers, tied copies) and renamed (gamma/beta).
+        """
+        from minibert.io.pretrained import load_pretrained
+
+        return load_pretrained(cls, directory, dtype=dtype, strict=strict, verbose=verbose)
+
+    def save_pretrained(self, directory):
+        """Write config.json + model.safetensors that HuggingFace's `from_pretrained` reads."""
+        from minibert.io.pretrained import save_pretrained
+
+        save_pretrained(self, directory)

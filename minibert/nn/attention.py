@@ -1,0 +1,58 @@
+"""Multi-head self-attention (Vaswani et al. 2017, §3.2), all heads at once.
+
+Every token makes a query, a key and a value. Its output is the average of all values, weighted by how well
+its query matches each key: softmax(q·kᵀ / √D + mask) · v. With A heads, the hidden vector is split into A
+slices of size D = H / A, and each head attends on its own slice, so different heads can look for different
+things.
+
+No Python loop over heads or tokens: the heads become an axis, (B, S, H) -> (B, A, S, D), and one batched
+matmul (B, A, S, D) @ (B, A, D, S) computes every head's scores together.
+
+The output projection (Vaswani's W^O) is not here: BERT's checkpoints keep it in the sublayer that follows,
+`attention.output.dense` (see `sublayer.py`; Google modeling.py does the same in `transformer_model`).
+
+Legend: B batch, S sequence length, H hidden size, A heads, D head size (H / A).
+"""
+
+import math
+
+from minibert import functional as F
+from minibert.nn.layers import Dropout, Linear
+from minibert.nn.module import Module
+
+
+class MultiHeadSelfAttention(Module):
+    """softmax(q·kᵀ/√D + mask)·v for A heads, on x (B, S, H). HF's names: query, key, value."""
+
+    def __init__(self, hidden_size, num_heads, dropout_prob, rng, std=0.02):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_size = hidden_size // num_heads
+        self.query = Linear(hidden_size, hidden_size, rng, std)
+        self.key = Linear(hidden_size, hidden_size, rng, std)
+        self.value = Linear(hidden_size, hidden_size, rng, std)
+        self.dropout = Dropout(dropout_prob, rng)
+
+    def forward(self, x, mask=None):
+        """x (B, S, H); mask boolean, True where a query may see a key, broadcastable to (B, A, S, S):
+        (B, 1, 1, S) for padding alone, (B, 1, S, S) with a causal mask (see `minibert/model/masks.py`).
+
+        Returns (context (B, S, H), probabilities (B, A, S, S)).
+        """
+        batch, seq_len, hidden = x.shape
+        # Scaling q by 1/√D is the same as scaling the scores, on a smaller array. Why scale: a dot product of
+        # D random unit-variance terms has variance D; without it the softmax saturates (Vaswani §3.2.1).
+        q = self.split_heads(self.query(x) * (1.0 / math.sqrt(self.head_size)))  # (B, A, S, D)
+        k = self.split_heads(self.key(x))  # (B, A, S, D)
+        v = self.split_heads(self.value(x))  # (B, A, S, D)
+        scores = q @ k.transpose(0, 1, 3, 2)  # (B, A, S, D) @ (B, A, D, S) -> (B, A, S, S)
+        probs = F.softmax(scores, axis=-1, mask=mask)  # (B, A, S, S), each row sums to 1 over visible keys
+        # Dropout on the attention weights, as in BERT (Google modeling.py `attention_layer`).
+        context = self.dropout(probs) @ v  # (B, A, S, S) @ (B, A, S, D) -> (B, A, S, D)
+        context = context.transpose(0, 2, 1, 3).reshape(batch, seq_len, hidden)  # heads side by side again
+        return context, probs
+
+    def split_heads(self, x):
+        """(B, S, H) -> (B, A, S, D): head a gets the slice [a·D, (a+1)·D) of every hidden vector."""
+        batch, seq_len, _ = x.shape
+        return x.reshape(batch, seq_len, self.num_heads, self.head_size).transpose(0, 2, 1, 3)
