@@ -1,0 +1,12 @@
+"""Pictures with nothing but NumPy: terminal drawings (readable without colour) and standalone SVG files.
+
+    print(mask_grid(causal_mask, "我 喜欢 猫 睡 在 沙发 上".split()))
+    print(heatmap(attention[0, head], tokens, tokens, title=f"layer 0, head {head}"))
+    save_svg("out/attention.svg", heatmap_svg(attention[0, head], tokens, tokens))
+    save_svg("out/loss.svg", line_chart_svg({"loss": (steps, losses)}, "training", "step", "loss"))
+"""
+
+from minibert.viz.svg import heatmap_svg, line_chart_svg, save_svg
+from minibert.viz.terminal import heatmap, line_chart, mask_grid, sparkline
+
+__all__ = ["heatmap", "heatmap_svg", "line_chart", "line_chart_svg", "mask_grid", "save_svg", "sparkline"]
