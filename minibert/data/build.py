@@ -171,13 +171,13 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
         masking=masking, dupe_factor=dupe_factor, vocab_size=vocab_size, eval_fraction=eval_fraction,
         seed=seed, rows_per_shard=rows_per_shard)
     corpus = os.fspath(corpus)
+    if corpus not in NAMED_CORPORA and not Path(corpus).is_file():
+        raise DataError(f"corpus {corpus!r} is neither {' nor '.join(NAMED_CORPORA)} nor an existing file; "
+                        "give a text file with one sentence per line and a blank line between documents")
     if out_dir is None:
         out_dir = Path("data", corpus) if corpus in NAMED_CORPORA else Path(corpus).parent
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if corpus not in NAMED_CORPORA and not Path(corpus).is_file():
-        raise DataError(f"corpus {corpus!r} is neither {' nor '.join(NAMED_CORPORA)} nor an existing file; "
-                        "give a text file with one sentence per line and a blank line between documents")
 
     corpus_path = resolve_corpus(corpus, out_dir, log)
     tokenizer = resolve_vocabulary(corpus_path, out_dir, config.vocab_size, log)

@@ -29,7 +29,7 @@ _META = "meta.json"
 class TokenStoreWriter:
     """Append documents to a new store in `directory`; buffered, so memory stays bounded."""
 
-    def __init__(self, directory, buffer_tokens=1 << 20):
+    def __init__(self, directory, buffer_tokens=1 << 16):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.files = {name: open(self.directory / f"{name}.bin", "wb") for name in _ARRAYS}
