@@ -1,0 +1,27 @@
+"""Files in and out: minibert's own checkpoints, HuggingFace's safetensors, and HF's parameter names.
+
+Nothing here uses pickle: every file is plain numbers plus JSON, checked before anything is allocated.
+- `save_arrays` / `load_arrays`: our checkpoint container (an .npz of named arrays plus JSON meta).
+- `write_safetensors` / `read_safetensors`: HuggingFace's weight format, with NumPy alone.
+- `normalize_hf_state`, `find_weights_file`, `refuse_pickle_checkpoint`: what real BERT files contain.
+- `atomic_write`: how every writer here avoids leaving a half-written file behind.
+"""
+
+from minibert.io.atomic import atomic_write
+from minibert.io.bfloat16 import bf16_bits_to_float32, float32_to_bf16_bits, round_to_bf16
+from minibert.io.hf_names import (
+    KNOWN_BUFFERS,
+    TIED_COPIES,
+    find_weights_file,
+    modern_name,
+    normalize_hf_state,
+    refuse_pickle_checkpoint,
+)
+from minibert.io.npz import load_arrays, save_arrays
+from minibert.io.safetensors import read_safetensors, write_safetensors
+
+__all__ = [
+    "KNOWN_BUFFERS", "TIED_COPIES", "atomic_write", "bf16_bits_to_float32", "find_weights_file",
+    "float32_to_bf16_bits", "load_arrays", "modern_name", "normalize_hf_state", "read_safetensors",
+    "refuse_pickle_checkpoint", "round_to_bf16", "save_arrays", "write_safetensors",
+]
