@@ -15,7 +15,7 @@ from minibert.errors import MinibertError, ShapeError
 
 
 def leaf(*shape, seed=0):
-    return Tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+    return Tensor(np.asarray(np.random.default_rng(seed).standard_normal(shape)), requires_grad=True)
 
 
 def test_dtype_rules():
@@ -33,7 +33,7 @@ def test_dtype_rules():
 
 def test_scalar_backward_seeds_one():
     """backward() on a scalar starts from d(out)/d(out) = 1: for out = 3x, x.grad = 3."""
-    x = leaf(())
+    x = leaf()
     (x * 3.0).backward()
     assert x.grad == pytest.approx(3.0)
 

@@ -17,7 +17,7 @@ BROADCAST_PAIRS = [(a, b) for a in SHAPES for b in SHAPES]
 
 
 def leaf(shape, seed=0, low=None):
-    values = np.random.default_rng(seed).standard_normal(shape)
+    values = np.asarray(np.random.default_rng(seed).standard_normal(shape))
     if low is not None:  # keep away from a function's singularity (log, sqrt, division)
         values = np.abs(values) + low
     return Tensor(values, requires_grad=True)
