@@ -16,6 +16,7 @@ from minibert.errors import MinibertError
 
 # command name -> (module, one-line help). Add a line here when you add a command module.
 COMMANDS = {
+    "data": ("minibert.cli.data", "build a corpus, its vocabulary and pretraining shards"),
     "vocab": ("minibert.cli.vocab", "train a WordPiece vocabulary from text files"),
 }
 

@@ -44,6 +44,7 @@ class ShardWriter:
 
     def __init__(self, directory, split, fields, rows_per_shard=4096):
         self.directory, self.split, self.fields = Path(directory), split, fields
+        self.directory.mkdir(parents=True, exist_ok=True)
         self.rows_per_shard = rows_per_shard
         self.buffer = {name: np.zeros((rows_per_shard, *shape), dtype)
                        for name, (dtype, shape) in fields.items()}

@@ -27,39 +27,31 @@ _META = "meta.json"
 
 
 class TokenStoreWriter:
-    """Append documents to a new store in `directory`; buffered, so memory stays bounded."""
+    """Append documents to a new store in `directory`, one document in memory at a time."""
 
-    def __init__(self, directory, buffer_tokens=1 << 16):
+    def __init__(self, directory):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        # Buffered binary files: many small writes cost little, and nothing accumulates in Python lists.
         self.files = {name: open(self.directory / f"{name}.bin", "wb") for name in _ARRAYS}
-        self.buffers = {name: [] for name in _ARRAYS}
-        self.buffer_tokens, self.buffered = buffer_tokens, 0
         self.tokens, self.sentences, self.documents = 0, 0, 0
 
     def add_document(self, sentences):
         """Append one document, a list of `Sentence`s."""
-        for sentence in sentences:
-            self.buffers["ids"].append(sentence.ids)
-            self.buffers["word_starts"].append(sentence.word_starts)
-            self.tokens += len(sentence.ids)
-            self.buffers["sentence_ends"].append(np.array([self.tokens], np.int64))
-            self.buffered += len(sentence.ids)
+        lengths = np.array([len(sentence.ids) for sentence in sentences], np.int64)
+        arrays = {
+            "ids": np.concatenate([sentence.ids for sentence in sentences]),
+            "word_starts": np.concatenate([sentence.word_starts for sentence in sentences]),
+            "sentence_ends": self.tokens + np.cumsum(lengths),
+            "document_ends": np.array([self.sentences + len(sentences)]),
+        }
+        for name, dtype in _ARRAYS.items():
+            self.files[name].write(arrays[name].astype(dtype, copy=False).tobytes())
+        self.tokens += int(lengths.sum())
         self.sentences += len(sentences)
         self.documents += 1
-        self.buffers["document_ends"].append(np.array([self.sentences], np.int64))
-        if self.buffered >= self.buffer_tokens:
-            self.flush()
-
-    def flush(self):
-        for name, dtype in _ARRAYS.items():
-            if self.buffers[name]:
-                self.files[name].write(np.concatenate(self.buffers[name]).astype(dtype, copy=False).tobytes())
-            self.buffers[name] = []
-        self.buffered = 0
 
     def close(self):
-        self.flush()
         for file in self.files.values():
             file.close()
         meta = {"tokens": self.tokens, "sentences": self.sentences, "documents": self.documents}
