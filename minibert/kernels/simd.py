@@ -33,7 +33,7 @@ EXP_MAX = 709.0
 VECTOR_SUMS = {"reassoc"}
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})  # contract: fused multiply-adds, one rounding each
 def fast_exp(x):
     clamped = min(max(x, EXP_MIN), EXP_MAX)
     n = math.floor(clamped * LOG2_E + 0.5)

@@ -97,19 +97,18 @@ def _softmax_rows(x, mask_rows, mask_row_of, column_step, log):
         m = mask_row_of[r]
         row_max = -np.inf
         for j in range(cols):
-            z = x[r, j] + mask_rows[m, j * column_step]
-            y[r, j] = z
-            row_max = max(row_max, z)
+            row_max = max(row_max, x[r, j] + mask_rows[m, j * column_step])
         total = 0.0  # float64 even for float32 x: C terms summed without losing the small ones
         for j in range(cols):
-            e = fast_exp(y[r, j] - row_max)
+            e = fast_exp(x[r, j] + mask_rows[m, j * column_step] - row_max)
+            y[r, j] = e
             total += e
-            if not log:
-                y[r, j] = e
         if log:
-            shift = row_max + math.log(total)
+            # log softmax(z)_j = (z_j - row_max) - log total: recompute z rather than take the log of y.
+            # Subtract row_max first: row_max + log(total) would lose log(total) when row_max is huge.
+            log_total = math.log(total)
             for j in range(cols):
-                y[r, j] = y[r, j] - shift
+                y[r, j] = (x[r, j] + mask_rows[m, j * column_step] - row_max) - log_total
         else:
             scale = 1.0 / total
             for j in range(cols):

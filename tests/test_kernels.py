@@ -1,0 +1,463 @@
+"""The kernel layer: every Numba kernel against its NumPy reference, every backward against finite
+differences of its own forward, and the backend switch.
+
+Tolerances, and why:
+- float32, Numba vs NumPy: rtol 1e-5, atol 1e-6 x the largest magnitude involved. Both round to float32
+  after every few operations (float32's epsilon is 1.2e-7); the Numba kernels sum in float64 and NumPy
+  pairwise in float32, so they differ by a few units in the last place, never more.
+- float64, Numba vs NumPy: rtol 1e-12, atol 1e-13 x the largest magnitude (same algorithms, a few ulp apart).
+  Exception: the exact GELU, whose NumPy reference uses an erf accurate to 1.2e-7 (see erf_numpy), so
+  there the bound is 1.2e-7 per unit of |x|; the Numba kernel (math.erf) is checked at 1e-13 separately.
+- Finite differences: central, step 1e-6, in float64: truncation error ~1e-12, rounding ~1e-10.
+- matmul in float32 sums K products in float32, like BLAS: error grows with K, atol 1e-6 * K * scale.
+"""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from numba import njit, prange
+
+from minibert.errors import ConfigError, ShapeError
+from minibert.kernels import (
+    DtypeError,
+    cross_entropy,
+    gelu,
+    get_backend,
+    layernorm,
+    matmul,
+    set_backend,
+    simd,
+    softmax,
+    use_backend,
+)
+
+FLOATS = [np.float32, np.float64]
+TOLERANCE = {np.float32: (1e-5, 1e-6), np.float64: (1e-12, 1e-13)}  # (rtol, atol per unit of magnitude)
+
+
+def assert_matches(actual, expected, dtype, scale=None):
+    """actual == expected up to the dtype's tolerance; atol grows with the largest magnitude (`scale`)."""
+    rtol, atol = TOLERANCE[dtype]
+    if scale is None:
+        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    assert actual.dtype == dtype and actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale)
+
+
+def numeric_gradient(f, x, grad_out, step=1e-6):
+    """Central finite difference of L(x) = sum(f(x) * grad_out), one entry of x at a time (float64)."""
+    grad = np.zeros_like(x)
+    flat_x, flat_grad = x.reshape(-1), grad.reshape(-1)
+    for i in range(flat_x.size):
+        saved = flat_x[i]
+        flat_x[i] = saved + step
+        up = np.sum(f(x) * grad_out)
+        flat_x[i] = saved - step
+        down = np.sum(f(x) * grad_out)
+        flat_x[i] = saved
+        flat_grad[i] = (up - down) / (2 * step)
+    return grad
+
+
+def assert_gradient(analytic, f, x, grad_out, atol=1e-7, step=1e-6):
+    """analytic == the finite difference, up to atol plus the difference's own rounding error: each output
+    carries ~eps * |f| of rounding, which the difference divides by the step (this matters for
+    log-softmax, whose masked outputs are about -1e4)."""
+    rounding = np.finfo(np.float64).eps * np.max(np.abs(f(x))) * np.sum(np.abs(grad_out)) / step
+    numeric = numeric_gradient(f, x, grad_out, step)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=atol + rounding)
+
+
+# Shapes: 1 to 3 leading axes of size 1-4, and a last axis of 1-9 entries.
+leading_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+last_sizes = st.integers(1, 9)
+seeds = st.integers(0, 2**32 - 1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# softmax and log-softmax
+
+MASK_KINDS = ["none", "zeros", "partly masked", "one-hot keep", "fully masked rows"]
+
+
+def make_mask(kind, x_shape, mask_shape, dtype, rng, drop):
+    """An additive mask of `mask_shape` (broadcastable to x_shape): 0 keeps, `drop` masks."""
+    if kind == "none":
+        return None
+    if kind == "zeros":
+        return np.zeros(mask_shape, dtype=dtype)
+    if kind == "partly masked":
+        dropped = rng.random(mask_shape) < 0.4
+    elif kind == "one-hot keep":
+        keep = rng.integers(0, x_shape[-1], size=mask_shape[:-1])
+        # a mask that broadcasts along the last axis (size 1 there) keeps everything
+        dropped = (np.arange(mask_shape[-1]) != keep[..., None]) & (mask_shape[-1] > 1)
+    else:
+        dropped = np.ones(mask_shape, dtype=bool)
+    return np.where(dropped, drop, 0.0).astype(dtype)
+
+
+@st.composite
+def masked_inputs(draw):
+    """(x shape, mask shape): the mask keeps some of x's axes and has 1 (or nothing) for the others."""
+    shape = draw(leading_shapes) + (draw(last_sizes),)
+    kept = [draw(st.booleans()) for _ in shape]
+    mask_shape = tuple(n if keep else 1 for n, keep in zip(shape, kept, strict=True))
+    dropped_leading = draw(st.integers(0, len(shape) - 1))
+    return shape, mask_shape[dropped_leading:]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kind", MASK_KINDS)
+@given(shapes=masked_inputs(), seed=seeds)
+def test_softmax_numba_matches_numpy(dtype, kind, shapes, seed):
+    """softmax / log_softmax, forward and backward: the Numba kernels equal the NumPy references, for masks
+    broadcast over leading axes (like (B, 1, 1, S) against (B, A, S, S)), including fully masked rows."""
+    rng = np.random.default_rng(seed)
+    x_shape, mask_shape = shapes
+    x = (rng.standard_normal(x_shape) * 3).astype(dtype)
+    mask = make_mask(kind, x_shape, mask_shape, dtype, rng, np.finfo(dtype).min)
+    mask = softmax.prepare_mask(mask, x, "test")
+    grad_y = rng.standard_normal(x_shape).astype(dtype)
+    for forward_numpy, forward_numba, backward_numpy, backward_numba in [
+        (softmax.softmax_forward_numpy, softmax.softmax_forward_numba,
+         softmax.softmax_backward_numpy, softmax.softmax_backward_numba),
+        (softmax.log_softmax_forward_numpy, softmax.log_softmax_forward_numba,
+         softmax.log_softmax_backward_numpy, softmax.log_softmax_backward_numba),
+    ]:
+        y = forward_numpy(x, mask)
+        assert_matches(forward_numba(x, mask), y, dtype)
+        expected = backward_numpy(grad_y, y)
+        assert_matches(backward_numba(grad_y, y), expected, dtype)
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("kind", MASK_KINDS)
+@given(shapes=masked_inputs(), seed=seeds)
+def test_softmax_backward_is_the_gradient_of_its_forward(backend, log, kind, shapes, seed):
+    """softmax_backward (log_softmax_backward) equals finite differences of softmax_forward
+    (log_softmax_forward) in float64, with BERT's -10000 as the masking value."""
+    rng = np.random.default_rng(seed)
+    x_shape, mask_shape = shapes
+    x = rng.standard_normal(x_shape)
+    mask = make_mask(kind, x_shape, mask_shape, np.float64, rng, -10000.0)
+    forward = softmax.log_softmax_forward if log else softmax.softmax_forward
+    backward = softmax.log_softmax_backward if log else softmax.softmax_backward
+    grad_y = rng.standard_normal(x_shape)
+    assert_gradient(backward(grad_y, forward(x, mask)), lambda v: forward(v, mask), x, grad_y)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_softmax_fully_masked_rows_are_uniform_and_extremes_finite(backend, dtype):
+    """A row masked everywhere with finfo(dtype).min (or -inf) comes out uniform, not nan; scores of +-1e4
+    stay finite and put all weight on the largest entry."""
+    x = np.array([[1.0, 2.0, 3.0, 4.0], [1e4, -1e4, 0.0, 1e4]], dtype=dtype)
+    for drop in (np.finfo(dtype).min, -np.inf):
+        mask = np.array([[drop, drop, drop, drop], [0.0, 0.0, 0.0, drop]], dtype=dtype)
+        y = softmax.softmax_forward(x, mask)
+        np.testing.assert_allclose(y, [[0.25] * 4, [1.0, 0.0, 0.0, 0.0]], atol=1e-6)
+        log_y = softmax.log_softmax_forward(x, mask)
+        assert np.all(np.isfinite(log_y))
+        np.testing.assert_allclose(log_y[0], [-math.log(4)] * 4, rtol=1e-6)
+        grad = softmax.softmax_backward(np.ones_like(y), y)
+        assert np.all(np.isfinite(grad))
+
+
+def test_softmax_mask_is_not_materialised():
+    """The Numba kernel reads a (B, 1, 1, S) mask through an index per row of x, not a broadcast copy."""
+    x = np.zeros((2, 3, 4, 5), dtype=np.float32)
+    mask_rows, mask_row_of, column_step = softmax._mask_rows(np.zeros((2, 1, 1, 5), np.float32), x)
+    assert mask_rows.shape == (2, 5) and column_step == 1
+    np.testing.assert_array_equal(mask_row_of, np.repeat([0, 1], 12))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GELU
+
+def test_numpy_erf_is_within_its_published_bound():
+    """erf_numpy (Numerical Recipes' erfcc) is within 1.2e-7 of math.erf on a fine grid over [-8, 8]."""
+    grid = np.linspace(-8.0, 8.0, 200_001)
+    exact = np.array([math.erf(v) for v in grid])
+    assert np.max(np.abs(gelu.erf_numpy(grid) - exact)) <= 1.2e-7
+
+
+def test_numba_exact_gelu_uses_the_exact_erf():
+    """The Numba exact GELU and its derivative equal x Phi(x) and Phi(x) + x phi(x) computed with math.erf,
+    to float64 precision."""
+    x = np.linspace(-10.0, 10.0, 2001)
+    cdf = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(gelu.gelu_forward_numba(x, "none"), x * cdf, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(gelu.gelu_backward_numba(np.ones_like(x), x, "none"), cdf + x * pdf,
+                               rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@given(shape=leading_shapes, seed=seeds)
+def test_gelu_numba_matches_numpy(dtype, approximate, shape, seed):
+    """gelu forward and backward, both forms: the Numba kernels equal the NumPy references (the exact form
+    only to the reference erf's 1.2e-7 per unit of |x|)."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    grad_y = rng.standard_normal(shape).astype(dtype)
+    scale = max(1.0, float(np.max(np.abs(x))))
+    expected_y = gelu.gelu_forward_numpy(x, approximate)
+    expected_grad = gelu.gelu_backward_numpy(grad_y, x, approximate)
+    if approximate == "none" and dtype == np.float64:
+        np.testing.assert_allclose(gelu.gelu_forward_numba(x, approximate), expected_y, atol=1.2e-7 * scale)
+        np.testing.assert_allclose(gelu.gelu_backward_numba(grad_y, x, approximate), expected_grad,
+                                   atol=1.2e-7 * scale * float(np.max(np.abs(grad_y))))
+    else:
+        assert_matches(gelu.gelu_forward_numba(x, approximate), expected_y, dtype, scale)
+        assert_matches(gelu.gelu_backward_numba(grad_y, x, approximate), expected_grad, dtype,
+                       scale * max(1.0, float(np.max(np.abs(grad_y)))))
+
+
+def test_gelu_tanh_form_matches_its_formula():
+    """The tanh form equals 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) written out here, on both
+    backends, in float64 (the Numba kernel computes it through a sigmoid)."""
+    x = np.linspace(-12.0, 12.0, 961)
+    expected = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    for name in ("numpy", "numba"):
+        with use_backend(name):
+            np.testing.assert_allclose(gelu.gelu_forward(x, "tanh"), expected, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@given(shape=leading_shapes, seed=seeds)
+def test_gelu_backward_is_the_gradient_of_its_forward(backend, approximate, shape, seed):
+    """gelu_backward equals finite differences of gelu_forward in float64. The NumPy exact form's erf is a
+    fit (error 1.2e-7, wiggling), so its slope differs from the exact derivative by up to ~1e-6: atol 1e-5."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 3
+    grad_y = rng.standard_normal(shape)
+    atol = 1e-5 if (approximate == "none" and backend == "numpy") else 1e-7
+    assert_gradient(gelu.gelu_backward(grad_y, x, approximate), lambda v: gelu.gelu_forward(v, approximate),
+                    x, grad_y, atol=atol)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LayerNorm
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(shape=leading_shapes, hidden=last_sizes, seed=seeds)
+def test_layer_norm_numba_matches_numpy(dtype, shape, hidden, seed):
+    """layer_norm forward (y, mean, rstd) and backward (grad_x, grad_weight, grad_bias): the Numba kernels
+    equal the NumPy references."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape + (hidden,)) * 2 + 1).astype(dtype)
+    weight, bias = rng.standard_normal((2, hidden)).astype(dtype)
+    grad_y = rng.standard_normal(x.shape).astype(dtype)
+    expected = layernorm.layer_norm_forward_numpy(x, weight, bias, 1e-5)
+    outputs = layernorm.layer_norm_forward_numba(x, weight, bias, 1e-5)
+    for actual, wanted in zip(outputs, expected, strict=True):
+        assert_matches(actual, wanted, dtype)
+    _, mean, rstd = expected
+    # grad_x combines terms of size |grad_y| |weight| rstd: that is the scale its rounding errors follow
+    scale = float(np.max(np.abs(grad_y)) * np.max(np.abs(weight)) * np.max(rstd) * hidden)
+    grads = layernorm.layer_norm_backward_numba(grad_y, x, weight, mean, rstd)
+    expected = layernorm.layer_norm_backward_numpy(grad_y, x, weight, mean, rstd)
+    for actual, wanted in zip(grads, expected, strict=True):
+        assert_matches(actual, wanted, dtype, max(1.0, scale, float(np.max(np.abs(wanted)))))
+
+
+@given(shape=leading_shapes, hidden=st.integers(2, 9), seed=seeds)
+def test_layer_norm_backward_is_the_gradient_of_its_forward(backend, shape, hidden, seed):
+    """grad_x, grad_weight and grad_bias equal finite differences of y in float64."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape + (hidden,))
+    weight, bias = rng.standard_normal((2, hidden))
+    grad_y = rng.standard_normal(x.shape)
+    _, mean, rstd = layernorm.layer_norm_forward(x, weight, bias, 1e-5)
+    grad_x, grad_weight, grad_bias = layernorm.layer_norm_backward(grad_y, x, weight, mean, rstd)
+    assert_gradient(grad_x, lambda v: layernorm.layer_norm_forward(v, weight, bias, 1e-5)[0], x, grad_y)
+    assert_gradient(grad_weight, lambda w: layernorm.layer_norm_forward(x, w, bias, 1e-5)[0], weight, grad_y)
+    assert_gradient(grad_bias, lambda b: layernorm.layer_norm_forward(x, weight, b, 1e-5)[0], bias, grad_y)
+
+
+def test_layer_norm_uses_the_biased_variance(backend):
+    """Normalising [1, 2, 3, 4] divides by sqrt(mean((x - 2.5)^2)) = sqrt(1.25), the biased variance."""
+    x = np.array([[1.0, 2.0, 3.0, 4.0]])
+    y, mean, rstd = layernorm.layer_norm_forward(x, np.ones(4), np.zeros(4), 0.0)
+    np.testing.assert_allclose(mean, [2.5])
+    np.testing.assert_allclose(rstd, [1 / math.sqrt(1.25)])
+    np.testing.assert_allclose(y, (x - 2.5) / math.sqrt(1.25))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# cross-entropy
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(rows=st.integers(1, 6), classes=st.integers(1, 9), seed=seeds)
+def test_cross_entropy_numba_matches_numpy(dtype, rows, classes, seed):
+    """nll, logsumexp and grad_logits: the Numba kernels equal the NumPy references."""
+    rng = np.random.default_rng(seed)
+    logits = (rng.standard_normal((rows, classes)) * 5).astype(dtype)
+    targets = rng.integers(0, classes, rows)
+    grad_nll = rng.random(rows).astype(dtype)
+    nll, logsumexp = cross_entropy.softmax_cross_entropy_forward_numpy(logits, targets)
+    actual_nll, actual_logsumexp = cross_entropy.softmax_cross_entropy_forward_numba(logits, targets)
+    assert_matches(actual_nll, nll, dtype, max(1.0, float(np.max(np.abs(logits)))))
+    assert_matches(actual_logsumexp, logsumexp, dtype)
+    expected_grad = cross_entropy.softmax_cross_entropy_backward_numpy(grad_nll, logits, targets, logsumexp)
+    actual_grad = cross_entropy.softmax_cross_entropy_backward_numba(grad_nll, logits, targets, logsumexp)
+    assert_matches(actual_grad, expected_grad, dtype)
+
+
+@given(rows=st.integers(1, 5), classes=st.integers(1, 8), seed=seeds)
+def test_cross_entropy_backward_is_the_gradient_of_its_forward(backend, rows, classes, seed):
+    """grad_logits equals finite differences of sum(grad_nll * nll) in float64."""
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal((rows, classes)) * 2
+    targets = rng.integers(0, classes, rows)
+    grad_nll = rng.random(rows)
+    _, logsumexp = cross_entropy.softmax_cross_entropy_forward(logits, targets)
+    analytic = cross_entropy.softmax_cross_entropy_backward(grad_nll, logits, targets, logsumexp)
+    assert_gradient(analytic, lambda v: cross_entropy.softmax_cross_entropy_forward(v, targets)[0], logits,
+                    grad_nll)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cross_entropy_known_values_and_extremes(backend, dtype):
+    """Uniform logits over 4 classes give ln 4; logits of +-1e4 give finite losses (0 and 2e4)."""
+    logits = np.array([[0.0, 0.0, 0.0, 0.0], [1e4, -1e4, 0.0, 0.0], [1e4, -1e4, 0.0, 0.0]], dtype=dtype)
+    nll, _ = cross_entropy.softmax_cross_entropy_forward(logits, np.array([2, 0, 1]))
+    np.testing.assert_allclose(nll, [math.log(4), 0.0, 2e4], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# matmul
+
+MATMUL_SHAPES = [((1, 1), (1, 1)), ((7, 13), (13, 5)), ((2, 3, 7, 13), (2, 3, 13, 5)),
+                 ((37, 300), (300, 133)), ((3, 4, 33), (3, 33, 6))]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
+def test_matmul_loop_kernel_matches_blas(rng, dtype, shape_a, shape_b):
+    """The Numba loop kernel, forced, equals a @ b (forward) and grad @ b^T, a^T @ grad (backward) for odd
+    shapes, batched ones, and ones spanning several tiles (37x300 @ 300x133)."""
+    a = rng.standard_normal(shape_a).astype(dtype)
+    b = rng.standard_normal(shape_b).astype(dtype)
+    grad_c = rng.standard_normal(shape_a[:-1] + shape_b[-1:]).astype(dtype)
+    inner = shape_a[-1]
+    assert_matches(matmul.matmul_forward_numba(a, b), a @ b, dtype, inner * 10)
+    for actual, expected in zip(matmul.matmul_backward_numba(grad_c, a, b),
+                                (grad_c @ b.swapaxes(-1, -2), a.swapaxes(-1, -2) @ grad_c), strict=True):
+        assert_matches(actual, expected, dtype, max(inner, shape_b[-1]) * 10)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
+def test_matmul_dispatcher_equals_loop_kernel(rng, shape_a, shape_b):
+    """Whichever way the numba backend routes a product (loop kernel or BLAS), it gives the loop kernel's
+    result; and the loop kernel does run below BLAS_MIN_WORK."""
+    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    with use_backend("numba"):
+        np.testing.assert_allclose(matmul.matmul_forward(a, b), matmul.matmul_numba_kernel(
+            a.reshape(-1, *shape_a[-2:]), b.reshape(-1, *shape_b[-2:])).reshape((a @ b).shape), rtol=1e-12,
+            atol=1e-12 * shape_a[-1])
+    small = np.ones((3, 4)), np.ones((4, 2))
+    assert 3 * 4 * 2 < matmul.BLAS_MIN_WORK
+    np.testing.assert_array_equal(matmul.matmul_forward_numba(*small), np.full((3, 2), 4.0))
+
+
+@given(m=st.integers(1, 4), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)
+def test_matmul_backward_is_the_gradient_of_its_forward(backend, m, k, n, seed):
+    """grad_a and grad_b equal finite differences of a @ b in float64."""
+    rng = np.random.default_rng(seed)
+    a, b, grad_c = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+    grad_a, grad_b = matmul.matmul_backward(grad_c, a, b)
+    assert_gradient(grad_a, lambda v: matmul.matmul_forward(v, b), a, grad_c)
+    assert_gradient(grad_b, lambda v: matmul.matmul_forward(a, v), b, grad_c)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fast_exp: the vectorisable exp behind the Numba kernels
+
+@njit(parallel=True, fastmath=simd.VECTOR_SUMS)
+def _fast_exp_in_a_vector_loop(x):
+    # called the way the kernels call it: in a prange loop compiled with the kernels' fastmath flags
+    y = np.empty_like(x)
+    for i in prange(x.size):
+        y[i] = simd.fast_exp(x[i])
+    return y
+
+
+def test_fast_exp_is_accurate_over_its_whole_range():
+    """fast_exp is within 4 ulp (1e-15 relative) of np.exp from -708 to 709, 0 below, and passes nan on."""
+    x = np.concatenate([np.linspace(-708.0, 709.0, 100_003), np.linspace(-2.0, 2.0, 10_001)])
+    np.testing.assert_allclose(_fast_exp_in_a_vector_loop(x), np.exp(x), rtol=1e-15, atol=0)
+    edges = _fast_exp_in_a_vector_loop(np.array([-709.0, -1e30, -np.inf, np.nan]))
+    np.testing.assert_array_equal(edges[:3], 0.0)
+    assert np.isnan(edges[3])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# backend switch and bad input
+
+def test_backend_switch():
+    """set_backend / get_backend / use_backend switch and restore, even after an error; bad names refused."""
+    before = get_backend()
+    with use_backend("numpy"):
+        assert get_backend() == "numpy"
+        with pytest.raises(RuntimeError), use_backend("numba"):
+            assert get_backend() == "numba"
+            raise RuntimeError
+        assert get_backend() == "numpy"
+    assert get_backend() == before
+    with pytest.raises(ConfigError, match="'torch'"):
+        set_backend("torch")
+    assert get_backend() == before
+
+
+@pytest.mark.parametrize("value, expected", [("numpy", "numpy"), ("numba", "numba"), (None, "numba")])
+def test_backend_from_environment(value, expected):
+    """MINIBERT_BACKEND sets the starting backend (default numba)."""
+    env = {k: v for k, v in os.environ.items() if k != "MINIBERT_BACKEND"}
+    if value is not None:
+        env["MINIBERT_BACKEND"] = value
+    code = "from minibert.kernels import backend; print(backend.get_backend())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == expected
+
+
+def test_bad_backend_in_environment_fails_at_import_with_a_clear_message():
+    """A misspelt MINIBERT_BACKEND stops the import with a message naming the variable and the choices."""
+    env = dict(os.environ, MINIBERT_BACKEND="cuda")
+    out = subprocess.run([sys.executable, "-c", "import minibert.kernels.backend"], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "'cuda'" in out.stderr and "MINIBERT_BACKEND" in out.stderr and "numba, numpy" in out.stderr
+
+
+def test_bad_input_gets_clear_errors():
+    """Each kernel refuses integer arrays, shapes that do not fit, unknown GELU forms and bad targets, with
+    our error types and messages naming the values."""
+    x = np.ones((2, 3))
+    with pytest.raises(DtypeError, match="int64"):
+        softmax.softmax_forward(np.ones((2, 3), dtype=np.int64))
+    with pytest.raises(ShapeError, match=r"\(4,\)"):
+        softmax.softmax_forward(x, np.zeros(4))
+    with pytest.raises(ShapeError, match=r"\(2, 3\).*\(3, 2\)"):
+        softmax.softmax_backward(x, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="'erf'"):
+        gelu.gelu_forward(x, "erf")
+    with pytest.raises(ShapeError, match=r"\(4,\)"):
+        layernorm.layer_norm_forward(x, np.ones(4), np.zeros(3), 1e-12)
+    with pytest.raises(ValueError, match=r"\[0, 3\)"):
+        cross_entropy.softmax_cross_entropy_forward(x, np.array([0, 3]))
+    with pytest.raises(DtypeError, match="float64"):
+        cross_entropy.softmax_cross_entropy_forward(x, np.array([0.0, 1.0]))
+    with pytest.raises(ShapeError, match=r"\(2, 3\) and \(4, 5\)"):
+        matmul.matmul_forward(x, np.ones((4, 5)))
+    with pytest.raises(DtypeError, match="float32"):
+        matmul.matmul_forward(x, np.ones((3, 2), dtype=np.float32))
+    with pytest.raises(ShapeError, match="non-empty last axis"):
+        layernorm.layer_norm_forward(np.ones((2, 0)), np.ones(0), np.ones(0), 1e-12)
