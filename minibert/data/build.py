@@ -1,7 +1,8 @@
 """The `data` command: corpus -> vocabulary -> pretraining shards, every step streamed and seeded.
 
 1. Corpus: "pydocs" and "synthetic" are built into `out_dir/corpus.txt` if absent; any other name is the path
-   of a Google-format file (one sentence per line, a blank line between documents), checked first.
+   of a Google-format file (one sentence per line, a blank line between documents), checked by the corpora
+   package (empty file, no document break: errors; one-sentence documents: warnings with file and line).
 2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer if absent.
 3. Tokens: the corpus is tokenized once into a memory-mapped `TokenStore` (token_store.py).
 4. Split: a seeded share of the documents (`eval_fraction`) is held out for evaluation. Held-out documents
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from minibert.data.corpora import CORPORA, CORPUS_FILE, build_corpus
 from minibert.data.documents import iter_tokenized_documents
 from minibert.data.features import BATCH_FIELDS, UNMASKED_FIELDS, field_specs, instance_rows, mask_rows
 from minibert.data.instances import InstanceConfig, iter_instances
@@ -32,7 +34,6 @@ from minibert.data.special_tokens import SpecialTokens
 from minibert.data.token_store import TokenStore, TokenStoreWriter
 from minibert.errors import ConfigError, DataError, MinibertError
 
-NAMED_CORPORA = ("pydocs", "synthetic")
 MASKING_MODES = ("dynamic", "static")
 INSTANCES_PER_WRITE = 256  # instances turned into arrays at once: bounded memory, few NumPy calls
 
@@ -79,20 +80,11 @@ class Progress:
 
 
 def resolve_corpus(corpus, out_dir, log):
-    """The path of the corpus file: a named corpus is built into out_dir if absent; a path must exist."""
-    from minibert.data.corpora.corpus_file import check_corpus_file
-
-    if corpus in NAMED_CORPORA:
-        path = out_dir / "corpus.txt"
-        if not path.is_file():
-            from minibert.data.corpora import build_corpus
-
-            log(f"building the {corpus} corpus into {out_dir}")
-            build_corpus(corpus, out_dir)
-    else:
-        path = Path(corpus)
-    check_corpus_file(path)
-    return path
+    """The path of the corpus file: a named corpus already in out_dir, or built there; a file, checked."""
+    built = out_dir / CORPUS_FILE
+    if corpus in CORPORA and built.is_file():
+        return built
+    return Path(build_corpus(corpus, out_dir, progress=log))
 
 
 def resolve_vocabulary(corpus_path, out_dir, vocab_size, log):
@@ -171,11 +163,11 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
         masking=masking, dupe_factor=dupe_factor, vocab_size=vocab_size, eval_fraction=eval_fraction,
         seed=seed, rows_per_shard=rows_per_shard)
     corpus = os.fspath(corpus)
-    if corpus not in NAMED_CORPORA and not Path(corpus).is_file():
-        raise DataError(f"corpus {corpus!r} is neither {' nor '.join(NAMED_CORPORA)} nor an existing file; "
+    if corpus not in CORPORA and not Path(corpus).is_file():
+        raise DataError(f"corpus {corpus!r} is neither {' nor '.join(CORPORA)} nor an existing file; "
                         "give a text file with one sentence per line and a blank line between documents")
     if out_dir is None:
-        out_dir = Path("data", corpus) if corpus in NAMED_CORPORA else Path(corpus).parent
+        out_dir = Path("data", corpus) if corpus in CORPORA else Path(corpus).parent
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
