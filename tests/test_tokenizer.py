@@ -398,6 +398,14 @@ def test_fuzz_tokenizing_twice_gives_the_same_tokens(text):
     assert BertTokenizer.from_vocab_list(VOCAB).tokenize(text) == first
 
 
+@given(st.text(st.characters(max_codepoint=127), max_size=40), st.booleans())
+def test_fuzz_ascii_fast_path_agrees_with_the_unicode_path(text, do_lower_case):
+    """Pure-ASCII text takes a shortcut (str.translate); one non-ASCII word at the end sends the same text
+    down the general regex path, which must split the ASCII part identically."""
+    basic = BasicTokenizer(do_lower_case)
+    assert basic.tokenize(text + " é")[:-1] == basic.tokenize(text)
+
+
 # A word spelled with vocabulary pieces: a first piece, then `##` pieces.
 FIRST_PIECES = ["play", "un", "the", "cat", "hello", "a", "b", "x", "i", "like"]
 LATER_PIECES = ["ing", "ed", "s", "aff", "able", "a", "b", "x"]

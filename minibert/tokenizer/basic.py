@@ -48,6 +48,15 @@ _PIECES = regex.compile(rf"[{_CJK}{_PUNCTUATION}]|[^{_CJK}{_PUNCTUATION}{_WHITES
 
 _NONSPACING_MARKS = regex.compile(r"\p{Mn}+")
 
+# Fast path for pure-ASCII text (most English). One `str.translate` drops the control characters and puts
+# spaces around each punctuation character; `str.split()` then splits on whitespace. The table is derived from
+# the patterns above, so the two paths share their rules; it runs several times faster than the regex engine.
+_ASCII_TABLE = {
+    code: None if _DROPPED.match(chr(code)) else f" {chr(code)} "
+    for code in range(128)
+    if _DROPPED.match(chr(code)) or regex.match(f"[{_PUNCTUATION}]", chr(code))
+}
+
 
 def as_text(text):
     """`text` as a str: str passes through, bytes must be UTF-8 (as Google's `convert_to_unicode`)."""
@@ -102,16 +111,14 @@ class BasicTokenizer:
             raise TokenizerError(f"never_split must hold non-empty strings, got {list(never_split)!r}")
         # Longest first, so that of two never_split strings starting at one place the longer wins.
         alternatives = sorted(self.never_split, key=lambda token: (-len(token), token))
-        self._never_split_pattern = (
-            regex.compile("(" + "|".join(regex.escape(token) for token in alternatives) + ")")
-            if alternatives
-            else None
-        )
+        self._never_split_pattern = regex.compile("(" + "|".join(map(regex.escape, alternatives)) + ")")
+        # Text with none of their first characters (no `[` for BERT's specials) skips the search.
+        self._never_split_starts = frozenset(token[0] for token in self.never_split)
 
     def tokenize(self, text):
         """Text -> list of words, punctuation characters, CJK characters and never_split tokens."""
         text = as_text(text)
-        if self._never_split_pattern is None:
+        if not any(char in text for char in self._never_split_starts):
             return self._split(text)
         tokens = []
         # regex.split with a capturing group alternates: text, match, text, match, ..., text.
@@ -132,4 +139,6 @@ class BasicTokenizer:
         return text
 
     def _split(self, text):
+        if text.isascii():  # nothing to strip, no CJK, and lower() is per-character: the fast path
+            return (text.lower() if self.do_lower_case else text).translate(_ASCII_TABLE).split()
         return _PIECES.findall(self.normalize(text))

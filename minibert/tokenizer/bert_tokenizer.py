@@ -121,13 +121,9 @@ class BertTokenizer:
 
     def tokenize(self, text):
         """Text -> WordPiece tokens: `I like playing` -> [`i`, `like`, `play`, `##ing`]."""
-        tokens = []
-        tokenize_word = self.wordpiece.tokenize_word
         # A special token comes out of the basic tokenizer whole, and WordPiece keeps it whole because the
         # vocabulary holds it: no separate case is needed.
-        for word in self.basic.tokenize(text):
-            tokens.extend(tokenize_word(word))
-        return tokens
+        return self.wordpiece.tokenize_words(self.basic.tokenize(text))
 
     def convert_tokens_to_ids(self, tokens):
         """Tokens -> ids; a token not in the vocabulary gets the [UNK] id."""

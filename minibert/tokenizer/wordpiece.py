@@ -40,9 +40,17 @@ class WordpieceTokenizer:
 
     def tokenize(self, text):
         """Whitespace-separated words (the output of the basic tokenizer) -> WordPiece tokens."""
+        return self.tokenize_words(text.split())
+
+    def tokenize_words(self, words):
+        """A list of words -> their WordPiece tokens, one list. The hot loop of tokenization."""
         tokens = []
-        for word in text.split():
-            tokens.extend(self.tokenize_word(word))
+        cache = self._cache
+        for word in words:
+            pieces = cache.get(word)  # looked up here too: saves a function call per word
+            if pieces is None:
+                pieces = self.tokenize_word(word)
+            tokens += pieces
         return tokens
 
     def tokenize_word(self, word):
