@@ -69,6 +69,7 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, names=None, max_entri
         numeric = np.empty(len(entries))
         with no_grad():
             for k, i in enumerate(entries):
+                # BEGIN EXERCISE central_difference: f at flat[i] ± eps via scalar_output().item(); restore
                 original = flat[i]
                 flat[i] = original + eps
                 f_plus = scalar_output().item()
@@ -76,6 +77,7 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, names=None, max_entri
                 f_minus = scalar_output().item()
                 flat[i] = original
                 numeric[k] = (f_plus - f_minus) / (2 * eps)
+                # END EXERCISE
         _compare(name, x.shape, grad.reshape(-1)[entries], numeric, entries, atol, rtol)
     return True
 

@@ -309,6 +309,7 @@ def unbroadcast(grad, shape):
     The one place where broadcasting is undone. If x of shape (4,) was broadcast against (3, 4), each x[j]
     was used 3 times, so its gradient is the sum of those 3 uses.
     """
+    # BEGIN EXERCISE unbroadcast: sum over the extra leading axes and over axes where shape has a 1
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
@@ -317,6 +318,7 @@ def unbroadcast(grad, shape):
     axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
     summed = grad.sum(axis=axes, keepdims=True) if axes else grad
     return summed.reshape(shape)
+    # END EXERCISE
 
 
 # The op modules import Tensor and Function from here, so they are bound only now that both exist; methods

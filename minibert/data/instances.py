@@ -138,11 +138,13 @@ def create_instances_from_document(documents, document_index, rng, special_token
             if config.sentence_task == "sop":
                 pair = sentence_order_pair(chunk, a_end, rng)
             elif len(chunk) == 1 or rng.random() < 0.5:
+                # BEGIN EXERCISE nsp_not_next: B from another document; put unused sentences back
                 side_a = join(chunk[:a_end])
                 side_b = random_other_document_start(documents, document_index, rng,
                                                      target_length - len(side_a.ids))
                 pair = side_a, side_b, NOT_NEXT
                 i -= len(chunk) - a_end  # put the unused sentences back for the next chunk
+                # END EXERCISE
             else:
                 pair = join(chunk[:a_end]), join(chunk[a_end:]), IS_NEXT
             if pair is not None:

@@ -111,6 +111,7 @@ def create_masked_lm_predictions(input_ids, word_starts, rng, special_tokens, co
     labels = input_ids[positions]  # (P,)
 
     # One draw per chosen token (as Google, also for the tokens of one word): [MASK], random, or unchanged.
+    # BEGIN EXERCISE mask_80_10_10: per position: [MASK], a random id, or unchanged
     draw = rng.random(len(positions))  # (P,)
     to_mask = draw < config.mask_token_prob
     to_random = ~to_mask & (draw < config.mask_token_prob + config.random_token_prob)
@@ -118,4 +119,5 @@ def create_masked_lm_predictions(input_ids, word_starts, rng, special_tokens, co
     masked_ids[positions[to_mask]] = special_tokens.mask_id
     random_ids = rng.choice(special_tokens.random_token_ids, size=int(to_random.sum()))
     masked_ids[positions[to_random]] = random_ids
+    # END EXERCISE
     return MaskedSequence(masked_ids, positions, labels)

@@ -39,6 +39,7 @@ def layer_norm_forward_numpy(x, weight, bias, eps):
 
 
 def layer_norm_backward_numpy(grad_y, x, weight, mean, rstd):
+    # BEGIN EXERCISE layer_norm_backward: y = x_hat·weight + bias; mean and rstd depend on the whole row
     hidden = x.shape[-1]
     mean, rstd = mean[..., None], rstd[..., None]  # (..., 1)
     x_hat = (x - mean) * rstd  # (..., H), the normalised input
@@ -51,6 +52,7 @@ def layer_norm_backward_numpy(grad_y, x, weight, mean, rstd):
     grad_x = rstd * (grad_x_hat - grad_x_hat.mean(axis=-1, keepdims=True)
                      - x_hat * (grad_x_hat * x_hat).mean(axis=-1, keepdims=True))
     return grad_x, grad_weight, grad_bias
+    # END EXERCISE
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -52,8 +52,10 @@ def softmax_forward_numpy(x, mask=None):
 
 def softmax_backward_numpy(grad_y, y):
     # y_i = exp(x_i) / sum_k exp(x_k)  =>  dy_i/dx_j = y_i (delta_ij - y_j)
+    # BEGIN EXERCISE softmax_backward: contract y_i (delta_ij - y_j) with grad_y over the last axis
     # so grad_x_j = sum_i grad_y_i y_i (delta_ij - y_j) = y_j (grad_y_j - sum_i grad_y_i y_i)
     return y * (grad_y - (grad_y * y).sum(axis=-1, keepdims=True))
+    # END EXERCISE
 
 
 def log_softmax_forward_numpy(x, mask=None):

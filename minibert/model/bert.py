@@ -51,10 +51,12 @@ class BertEmbeddings(Module):
         self.dropout = Dropout(config.hidden_dropout_prob, rng)
 
     def forward(self, input_ids, token_type_ids):
+        # BEGIN EXERCISE embeddings_sum: word + segment + position rows [:S], then LayerNorm, dropout
         seq_len = input_ids.shape[1]
         x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)  # (B, S, H)
         x = x + self.position_embeddings.weight[:seq_len]  # position i takes row i: (S, H), broadcast over B
         return self.dropout(self.LayerNorm(x))
+        # END EXERCISE
 
 
 class AttentionSublayer(Module):

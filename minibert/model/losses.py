@@ -34,12 +34,14 @@ def pretraining_loss(output, masked_lm_ids, masked_lm_weights, next_sentence_lab
                          f"{masked_lm_ids.shape}: run the model with "
                          "masked_positions=batch['masked_lm_positions'] so the logits are (B, P, V), one row "
                          "per masked slot")
+    # BEGIN EXERCISE mlm_loss: F.cross_entropy with weights= for MLM, plain mean for NSP
     weights = np.asarray(masked_lm_weights, dtype=output.mlm_logits.dtype)
     mlm = F.cross_entropy(output.mlm_logits, masked_lm_ids, weights=weights)
     if not use_nsp:
         return mlm, mlm, None
     nsp = F.cross_entropy(output.nsp_logits, np.asarray(next_sentence_labels))
     return mlm + nsp, mlm, nsp
+    # END EXERCISE
 
 
 def causal_lm_loss(logits, input_ids, attention_mask=None):
@@ -52,7 +54,9 @@ def causal_lm_loss(logits, input_ids, attention_mask=None):
         raise ShapeError(f"logits {logits.shape} do not fit input_ids {input_ids.shape}: causal_lm_loss "
                          "needs the (B, S, V) logits of every position (call the model without "
                          "masked_positions)")
+    # BEGIN EXERCISE causal_lm_loss: logits at 0..S-2 predict ids at 1..S-1; padding targets become IGNORE
     targets = input_ids[:, 1:]  # (B, S-1): the token after each position
     if attention_mask is not None:
         targets = np.where(np.asarray(attention_mask)[:, 1:] == 1, targets, IGNORE)  # no loss on padding
     return F.cross_entropy(logits[:, :-1], targets, ignore_index=IGNORE)  # (B, S-1, V) vs (B, S-1)
+    # END EXERCISE

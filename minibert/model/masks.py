@@ -34,12 +34,14 @@ def build_attention_mask(attention_mask, attention="bidirectional"):
     attention_mask = np.asarray(attention_mask)
     if attention_mask.ndim != 2:
         raise ShapeError(f"attention_mask must be (batch, seq_len), got shape {attention_mask.shape}")
+    # BEGIN EXERCISE attention_mask: keys (B, 1, 1, S) from attention_mask; causal also ANDs a lower triangle
     real_keys = attention_mask.astype(bool)[:, None, None, :]  # (B, 1, 1, S)
     if attention == "bidirectional":
         return real_keys
     seq_len = attention_mask.shape[1]
     sees_left = np.tri(seq_len, dtype=bool)  # (S, S): row i is True at columns 0..i
     return real_keys & sees_left  # (B, 1, S, S)
+    # END EXERCISE
 
 
 def mask_matrix(seq_len, attention="bidirectional", attention_mask=None):

@@ -39,6 +39,7 @@ class MultiHeadSelfAttention(Module):
 
         Returns (context (B, S, H), probabilities (B, A, S, S)).
         """
+        # BEGIN EXERCISE attention_forward: q/√D, k, v by heads; masked softmax; dropout; @ v; merge heads
         batch, seq_len, hidden = x.shape
         # Scaling q by 1/√D is the same as scaling the scores, on a smaller array. Why scale: a dot product of
         # D random unit-variance terms has variance D; without it the softmax saturates (Vaswani §3.2.1).
@@ -51,6 +52,7 @@ class MultiHeadSelfAttention(Module):
         context = self.dropout(probs) @ v  # (B, A, S, S) @ (B, A, S, D) -> (B, A, S, D)
         context = context.transpose(0, 2, 1, 3).reshape(batch, seq_len, hidden)  # heads side by side again
         return context, probs
+        # END EXERCISE
 
     def split_heads(self, x):
         """(B, S, H) -> (B, A, S, D): head a gets the slice [a·D, (a+1)·D) of every hidden vector."""

@@ -46,6 +46,7 @@ BERT_DEFAULTS = {"betas": (0.9, 0.999), "eps": 1e-6, "weight_decay": 0.01}
 
 def update_moments(grad, exp_avg, exp_avg_sq, beta1, beta2, work):
     """m = β1·m + (1-β1)·g and v = β2·v + (1-β2)·g², in place (`work` is scratch of the same shape)."""
+    # BEGIN EXERCISE adam_moments: in place: m = β1·m + (1-β1)·g, v = β2·v + (1-β2)·g² (work is scratch)
     exp_avg *= beta1
     np.multiply(grad, 1 - beta1, out=work)
     exp_avg += work
@@ -53,6 +54,7 @@ def update_moments(grad, exp_avg, exp_avg_sq, beta1, beta2, work):
     np.multiply(grad, grad, out=work)
     work *= 1 - beta2
     exp_avg_sq += work
+    # END EXERCISE
 
 
 def bias_corrected_step(param, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, work):
@@ -60,6 +62,7 @@ def bias_corrected_step(param, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps,
 
     Written as PyTorch does, (lr/(1-β1^t))·m / (√v/√(1-β2^t) + eps), which is the same number.
     """
+    # BEGIN EXERCISE bias_correction: in place: param -= lr·m̂/(√v̂ + eps), m̂ = m/(1-β1^t), v̂ = v/(1-β2^t)
     bias_correction1 = 1 - beta1**step
     bias_correction2 = 1 - beta2**step
     np.sqrt(exp_avg_sq, out=work)
@@ -68,6 +71,7 @@ def bias_corrected_step(param, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps,
     np.divide(exp_avg, work, out=work)
     work *= lr / bias_correction1
     param -= work
+    # END EXERCISE
 
 
 def _is_number(value):

@@ -39,6 +39,7 @@ def linear_warmup_linear_decay(step, total_steps, warmup_steps, variant="google"
                           "total_steps >= 1 and warmup_steps <= total_steps")
     if variant not in VARIANTS:
         raise ConfigError(f"variant={variant!r} is not a schedule variant; choose one of {VARIANTS}")
+    # BEGIN EXERCISE warmup_decay: ramp step/warmup_steps, then each variant's line down to 0 at total_steps
     if step < warmup_steps:
         return step / warmup_steps
     if step >= total_steps:
@@ -46,6 +47,7 @@ def linear_warmup_linear_decay(step, total_steps, warmup_steps, variant="google"
     if variant == "google":
         return 1.0 - step / total_steps
     return (total_steps - step) / (total_steps - warmup_steps)
+    # END EXERCISE
 
 
 def constant(step):

@@ -64,6 +64,7 @@ class WordpieceTokenizer:
         return pieces
 
     def _segment(self, word):
+        # BEGIN EXERCISE wordpiece_longest_match: longest piece first from each start (## after 0); else [UNK]
         if len(word) > self.max_input_chars_per_word:
             return (self.unk_token,)
         vocab = self.vocab
@@ -82,3 +83,4 @@ class WordpieceTokenizer:
             pieces.append(piece)
             start = end
         return tuple(pieces)
+        # END EXERCISE
