@@ -1,0 +1,50 @@
+"""`python -m minibert.exercises list | start NN | check NN | reset NN` (see __init__.py)."""
+
+import argparse
+import sys
+
+from minibert.exercises import catalog, workspace
+from minibert.exercises.markers import MarkerError
+
+
+def list_lessons():
+    marked = workspace.scan_package()
+    for lesson in catalog.LESSONS:
+        print(f"{lesson.number}  {lesson.title}   (lessons/{lesson.script})")
+        for exercise_id, task in lesson.exercises:
+            where = marked[exercise_id].path if exercise_id in marked else "NOT MARKED YET"
+            print(f"      {exercise_id:<26} {task}  [{where}]")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m minibert.exercises",
+                                     description="Re-implement pieces of minibert; pytest says what is wrong")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
+    commands.add_parser("list", help="the lessons and their exercises")
+    for name, help_text in (("start", "write the workspace of lesson NN (default folder exercises/NN)"),
+                            ("check", "run the tests of lesson NN against your workspace"),
+                            ("reset", "start lesson NN over; the old workspace is kept as <dir>.old")):
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("lesson", help="the lesson number, 01 to 11")
+        sub.add_argument("--dir", default=None, help="the workspace folder (default: exercises/NN)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "list":
+            list_lessons()
+        elif args.command == "start":
+            path = workspace.start(args.lesson, args.dir)
+            print((path / "README.md").read_text(encoding="utf-8"))
+        elif args.command == "reset":
+            path = workspace.reset(args.lesson, args.dir)
+            print(f"lesson {catalog.lesson(args.lesson).number} starts over in {path}")
+        else:
+            status, _ = workspace.check(args.lesson, args.dir)
+            return status
+    except (KeyError, ValueError, OSError, MarkerError) as error:
+        print(f"error: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

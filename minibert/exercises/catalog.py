@@ -1,0 +1,77 @@
+"""Which exercises belong to which lesson, and what each one asks.
+
+The code of an exercise is not listed here: it is whatever lies between its markers in the reference source
+(see `markers.py`), found by scanning the package. Its tests are `checks/test_<id>.py`.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Lesson:
+    number: str  # "01" .. "16"
+    script: str  # lessons/<script>
+    title: str
+    exercises: tuple = ()  # (exercise id, what to write), in the order to do them
+
+    @property
+    def ids(self):
+        return tuple(exercise_id for exercise_id, _ in self.exercises)
+
+
+LESSONS = (
+    Lesson("01", "01_scalar_autograd.py", "autograd on scalars, and why a topological order matters", (
+        ("scalar_mul_rule", "the local rule of multiplication, in Scalar.__mul__"),
+        ("scalar_backward", "Scalar.backward: run every node's rule in reverse topological order"),
+    )),
+    Lesson("02", "02_tensors_broadcasting.py", "tensors, broadcasting and unbroadcast", (
+        ("unbroadcast", "unbroadcast(grad, shape): the adjoint of broadcasting is a sum"),
+    )),
+    Lesson("03", "03_gradient_checks.py", "finite-difference gradient checks", (
+        ("central_difference", "the central difference inside gradcheck"),
+    )),
+    Lesson("04", "04_kernels.py", "the kernels: softmax, GELU, LayerNorm, Numba vs NumPy", (
+        ("softmax_backward", "softmax_backward_numpy: the softmax Jacobian times a vector"),
+        ("layer_norm_backward", "layer_norm_backward_numpy: mean and variance depend on every input"),
+    )),
+    Lesson("05", "05_attention_masks.py", "attention and masks: GPT vs BERT is one mask", (
+        ("attention_mask", "build_attention_mask: hide padding keys, and the right side if causal"),
+        ("attention_forward", "MultiHeadSelfAttention.forward: softmax(q·kᵀ/√D + mask)·v, all heads at once"),
+    )),
+    Lesson("06", "06_embeddings.py", "input = token + segment + position embeddings", (
+        ("embeddings_sum", "BertEmbeddings.forward: token + segment + position, then LayerNorm"),
+    )),
+    Lesson("07", "07_wordpiece.py", "WordPiece: longest match first", (
+        ("wordpiece_longest_match", "WordpieceTokenizer._segment: greedy longest match first, or [UNK]"),
+    )),
+    Lesson("08", "08_masking.py", "the masking routine: 15%, then 80/10/10", (
+        ("mask_80_10_10", "the 80% [MASK] / 10% random / 10% unchanged draw for the chosen tokens"),
+    )),
+    Lesson("09", "09_nsp.py", "next sentence prediction pairs", (
+        ("nsp_not_next", "the NotNext branch: B from another document, unused sentences put back"),
+    )),
+    Lesson("10", "10_mlm_loss.py", "the MLM loss vs GPT's shifted loss", (
+        ("mlm_loss", "pretraining_loss: weighted MLM loss on the masked slots, plus NSP"),
+        ("causal_lm_loss", "causal_lm_loss: every position predicts the next token"),
+    )),
+    Lesson("11", "11_adam_schedule.py", "Adam, warmup and linear decay", (
+        ("adam_moments", "update_moments: the two running averages m and v"),
+        ("bias_correction", "bias_corrected_step: the Adam step with m̂ and v̂"),
+        ("warmup_decay", "linear_warmup_linear_decay: BERT's learning-rate multiplier"),
+    )),
+    Lesson("12", "12_pretrain.py", "pretrain the 4-layer model"),
+    Lesson("13", "13_bidirectional_probe.py", "watch bidirectional attention work"),
+    Lesson("14", "14_classifier.py", "fine-tune a classifier on [CLS]"),
+    Lesson("15", "15_question_answering.py", "question answering with start/end logits"),
+    Lesson("16", "16_real_checkpoint.py", "open a real BERT checkpoint and look inside"),
+)
+
+
+def lesson(number):
+    """The Lesson numbered `number` ("5", "05" or 5 all work)."""
+    key = f"{int(number):02d}" if str(number).isdigit() else str(number)
+    for entry in LESSONS:
+        if entry.number == key:
+            return entry
+    raise KeyError(f"there is no lesson {number!r}; lessons are 01..{LESSONS[-1].number} "
+                   "(python -m minibert.exercises list)")

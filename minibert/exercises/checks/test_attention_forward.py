@@ -1,0 +1,74 @@
+"""Exercise attention_forward (lesson 05): `MultiHeadSelfAttention.forward` in minibert/nn/attention.py.
+
+The referee is attention written the slow way, one head and one query at a time with NumPy, and gradcheck
+of the whole layer's parameters.
+"""
+
+import math
+
+import numpy as np
+
+from minibert import Tensor, gradcheck
+from minibert.nn import MultiHeadSelfAttention
+
+
+def layer(hidden=8, heads=2, seed=0):
+    rng = np.random.default_rng(seed)
+    attention = MultiHeadSelfAttention(hidden, heads, dropout_prob=0.0, rng=rng, std=0.5)
+    return attention.to(np.float64)
+
+
+def slow_attention(attention, x, keep):
+    """softmax(q·k/√D over visible keys)·v for each batch row, head and query, with explicit loops."""
+    def project(linear):
+        return x @ linear.weight.data.T + linear.bias.data
+    q, k, v = project(attention.query), project(attention.key), project(attention.value)
+    batch, seq_len, hidden = x.shape
+    size = attention.head_size
+    context = np.zeros_like(x)
+    probs = np.zeros((batch, attention.num_heads, seq_len, seq_len))
+    for b in range(batch):
+        for h in range(attention.num_heads):
+            part = slice(h * size, (h + 1) * size)
+            for i in range(seq_len):
+                scores = np.array([q[b, i, part] @ k[b, j, part] / math.sqrt(size) for j in range(seq_len)])
+                scores = np.where(keep[b, i], scores, -np.inf)
+                weights = np.exp(scores - scores.max())
+                weights /= weights.sum()
+                probs[b, h, i] = weights
+                context[b, i, part] = weights @ v[b, :, part]
+    return context, probs
+
+
+def test_matches_attention_written_with_loops():
+    """With the last key of sequence 1 hidden, context and probabilities equal the loop version."""
+    attention = layer()
+    x = np.random.default_rng(1).standard_normal((2, 4, 8))
+    keep = np.ones((2, 4, 4), dtype=bool)
+    keep[1, :, 3] = False
+    context, probs = attention(Tensor(x), mask=keep[:, None])
+    want_context, want_probs = slow_attention(attention, x, keep)
+    assert context.shape == (2, 4, 8) and probs.shape == (2, 2, 4, 4)
+    np.testing.assert_allclose(probs.data, want_probs, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(context.data, want_context, rtol=1e-9, atol=1e-12)
+
+
+def test_causal_mask_hides_the_future():
+    """With a lower-triangular mask, query 0 sees only key 0 and its output is exactly v of token 0."""
+    attention = layer(seed=2)
+    x = np.random.default_rng(3).standard_normal((1, 3, 8))
+    causal = np.tri(3, dtype=bool)[None, None]
+    context, probs = attention(Tensor(x), mask=causal)
+    np.testing.assert_allclose(probs.data[0, :, 0], [[1, 0, 0]] * 2, atol=1e-12)
+    value_0 = x[0, 0] @ attention.value.weight.data.T + attention.value.bias.data
+    np.testing.assert_allclose(context.data[0, 0], value_0, rtol=1e-9)
+
+
+def test_gradcheck_all_parameters_and_input():
+    """Gradients of x and of the query, key and value weights and biases agree with finite differences."""
+    attention = layer(seed=4)
+    x = Tensor(np.random.default_rng(5).standard_normal((2, 3, 8)), requires_grad=True)
+    names, params = zip(*attention.named_parameters(), strict=True)
+    projection = np.random.default_rng(6).standard_normal((2, 3, 8))
+    assert gradcheck(lambda x, *_: attention(x)[0] * projection, x, *params, names=("x", *names),
+                     max_entries=12)
