@@ -167,6 +167,9 @@ def test_output_fields_and_shapes():
     assert masked.mlm_logits.shape == (3, 2, 23) and masked.attentions is None
     single = model(ids[0])
     assert single.sequence_output.shape == (1, 7, 12)
+    as_floats = model(ids, types, mask.astype(np.float32))  # HF-style float masks work too
+    np.testing.assert_array_equal(as_floats.sequence_output.data,
+                                  model(ids, types, mask).sequence_output.data)
 
 
 def test_masked_positions_equal_the_full_logits_gathered():
@@ -274,6 +277,7 @@ def test_padding_never_changes_real_tokens(attention, seed):
     (lambda m: m([[1, 2]], token_type_ids=[[0, 1, 1]]), "token_type_ids has shape"),
     (lambda m: m([[1, 2]], attention_mask=[[1, 1], [1, 0]]), "attention_mask has shape"),
     (lambda m: m([[1, 2]], attention_mask=[[1, 2]]), "only 1"),
+    (lambda m: m([[1, 2]], attention_mask=[[1.0, 0.5]]), "only 1"),
     (lambda m: m([[1.5, 2.0]]), "must be integers"),
     (lambda m: m([[1, 2]], masked_positions=[[2]]), r"masked_positions\[0, 0\] = 2 is outside 0..1"),
     (lambda m: m([[1, 2]], masked_positions=[[-1]]), "masked_positions"),

@@ -37,10 +37,10 @@ def check_batch(config, input_ids, token_type_ids=None, attention_mask=None):
     if attention_mask is None:
         attention_mask = np.ones_like(input_ids)
     else:
-        attention_mask = _same_shape(_int_array(attention_mask, "attention_mask", allow_bool=True), input_ids,
-                                     "attention_mask")
-        if not np.isin(attention_mask, (0, 1)).all():
-            raise ShapeError("attention_mask must hold only 1 (a real token) and 0 (padding), got values "
+        attention_mask = _same_shape(np.asarray(attention_mask), input_ids, "attention_mask")
+        # bool, int or float (HF users often pass 1.0/0.0) are all fine, as long as it is ones and zeros
+        if attention_mask.dtype.kind not in "biuf" or not np.isin(attention_mask, (0, 1)).all():
+            raise ShapeError("attention_mask must hold only 1 (a real token) and 0 (padding), got "
                              f"{np.unique(attention_mask)[:10].tolist()}")
     return input_ids, token_type_ids, attention_mask.astype(np.int64, copy=False)
 
@@ -57,10 +57,8 @@ def check_masked_positions(masked_positions, batch, seq_len):
     return positions
 
 
-def _int_array(values, name, allow_bool=False):
+def _int_array(values, name):
     array = np.asarray(values)
-    if array.dtype == np.bool_ and allow_bool:
-        return array.astype(np.int64)
     if array.size == 0 and array.dtype.kind == "f":  # np.asarray([]) is float64
         array = array.astype(np.int64)
     if array.dtype.kind not in "iu":

@@ -105,8 +105,9 @@ class Module:
         if dtype not in FLOAT_DTYPES:
             raise ConfigError(f"to({dtype}): parameters can be float32 or float64")
         for parameter in self.parameters():
-            parameter.data = parameter.data.astype(dtype)
-            parameter.grad = None
+            if parameter.dtype != dtype:
+                parameter.data = parameter.data.astype(dtype)
+                parameter.grad = None  # a gradient of the old dtype would not fit the new parameter
         return self
 
     @property
