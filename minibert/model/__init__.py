@@ -5,13 +5,29 @@ Read in this order: `config.py`, `masks.py`, `bert.py` (embeddings, encoder laye
 save/load to `minibert/io`.
 """
 
-from minibert.model.bert import BertModel, BertModelOutput
+from minibert.model.bert import (
+    AttentionSublayer,
+    BertEmbeddings,
+    BertModel,
+    BertModelOutput,
+    Encoder,
+    EncoderLayer,
+    Pooler,
+)
 from minibert.model.config import PRESETS, BertConfig
 from minibert.model.losses import causal_lm_loss, pretraining_loss
 from minibert.model.masks import build_attention_mask, mask_matrix
-from minibert.model.pretraining import BertForPreTraining, PreTrainingOutput
+from minibert.model.pretraining import (
+    BertForPreTraining,
+    MaskedLMHead,
+    PredictionTransform,
+    PreTrainingHeads,
+    PreTrainingOutput,
+)
 
 __all__ = [
-    "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertModelOutput", "PreTrainingOutput",
-    "build_attention_mask", "causal_lm_loss", "mask_matrix", "pretraining_loss",
+    "PRESETS", "AttentionSublayer", "BertConfig", "BertEmbeddings", "BertForPreTraining", "BertModel",
+    "BertModelOutput", "Encoder", "EncoderLayer", "MaskedLMHead", "Pooler", "PreTrainingHeads",
+    "PreTrainingOutput", "PredictionTransform", "build_attention_mask", "causal_lm_loss", "mask_matrix",
+    "pretraining_loss",
 ]
