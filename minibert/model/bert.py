@@ -151,8 +151,11 @@ class BertModel(SavableModel):
                 attention=None):
         """Run the encoder. Inputs are int arrays or lists of shape (B, S); `attention_mask` is 1 for real
         tokens, 0 for padding; `attention` ("bidirectional" or "causal") overrides `config.attention`."""
-        input_ids, token_type_ids, attention_mask = check_batch(self.config, input_ids, token_type_ids,
-                                                                attention_mask)
+        return self.encode(*check_batch(self.config, input_ids, token_type_ids, attention_mask),
+                           output_attentions, attention)
+
+    def encode(self, input_ids, token_type_ids, attention_mask, output_attentions=False, attention=None):
+        """`forward` on a batch already checked by `check_batch` (models with heads check it themselves)."""
         # Built once per forward pass; every layer uses it. (B, 1, 1, S) bidirectional, (B, 1, S, S) causal.
         mask = build_attention_mask(attention_mask, attention or self.config.attention)
         x = self.embeddings(input_ids, token_type_ids)  # (B, S, H)

@@ -91,7 +91,7 @@ class BertForPreTraining(SavableModel):
                                                                 attention_mask)
         if masked_positions is not None:  # checked before the expensive part, so a bad batch fails fast
             masked_positions = check_masked_positions(masked_positions, *input_ids.shape)
-        encoded = self.bert(input_ids, token_type_ids, attention_mask, output_attentions, attention)
+        encoded = self.bert.encode(input_ids, token_type_ids, attention_mask, output_attentions, attention)
         sequence_output = encoded.sequence_output  # (B, S, H)
         if masked_positions is not None:
             rows = np.arange(input_ids.shape[0])[:, None]  # (B, 1), broadcast against (B, P)
