@@ -32,7 +32,7 @@ B, S, H, A, FFN, VOCAB, MASKED = 32, 128, 256, 4, 1024, 8192, 20
 D = H // A
 
 
-def best_ms(fn, repeats=7):
+def best_ms(fn, repeats=15):
     """Best wall time of fn() in milliseconds, after one untimed call (which also compiles)."""
     fn()
     times = []
@@ -125,7 +125,7 @@ def cases(rng):
 
 
 def print_kernel_table():
-    print("forward + backward, float32, best of 7 (ms); speedup = NumPy reference / Numba kernel")
+    print("forward + backward, float32, best of 15 (ms); speedup = NumPy reference / Numba kernel")
     print(f"{'op':<44}{'numba':>9}{'numpy':>9}{'BLAS':>9}{'speedup':>9}")
     for name, numba_step, numpy_step, blas_step in cases(np.random.default_rng(0)):
         numba_ms, numpy_ms = best_ms(numba_step), best_ms(numpy_step)
@@ -138,7 +138,7 @@ def print_kernel_table():
 def print_matmul_crossover():
     """Square (G, n, n) @ (G, n, n) matmuls, loop kernel vs BLAS, forward only."""
     rng = np.random.default_rng(1)
-    print("\nmatmul crossover, float32 (n, n) @ (n, n), batch G; microseconds, best of 7")
+    print("\nmatmul crossover, float32 (n, n) @ (n, n), batch G; microseconds, best of 15")
     print(f"{'G':>4}{'n':>6}{'M*K*N':>12}{'loop':>10}{'BLAS':>10}  faster")
     for batch in (1, 64):
         for n in (4, 8, 16, 24, 32, 48, 64, 96, 128, 256):

@@ -354,18 +354,26 @@ def test_matmul_loop_kernel_matches_blas(rng, dtype, shape_a, shape_b):
         assert_matches(actual, expected, dtype, max(inner, shape_b[-1]) * 10)
 
 
+@pytest.mark.parametrize("threshold, expected_route", [(0, "BLAS"), (10**12, "loop")])
 @pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
-def test_matmul_dispatcher_equals_loop_kernel(rng, shape_a, shape_b):
-    """Whichever way the numba backend routes a product (loop kernel or BLAS), it gives the loop kernel's
-    result; and the loop kernel does run below BLAS_MIN_WORK."""
+def test_matmul_dispatcher_routes_by_blas_min_work(monkeypatch, rng, threshold, expected_route, shape_a,
+                                                   shape_b):
+    """Under the numba backend, matmul_forward and matmul_backward run the loop kernel below BLAS_MIN_WORK
+    and BLAS from there on, and give a @ b (and its gradients) either way."""
     a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    grad_c = rng.standard_normal(shape_a[:-1] + shape_b[-1:])
+    loop_calls = []
+    kernel = matmul.matmul_numba_kernel
+    monkeypatch.setattr(matmul, "matmul_numba_kernel", lambda x, y: loop_calls.append(1) or kernel(x, y))
+    monkeypatch.setattr(matmul, "BLAS_MIN_WORK", threshold)
     with use_backend("numba"):
-        np.testing.assert_allclose(matmul.matmul_forward(a, b), matmul.matmul_numba_kernel(
-            a.reshape(-1, *shape_a[-2:]), b.reshape(-1, *shape_b[-2:])).reshape((a @ b).shape), rtol=1e-12,
-            atol=1e-12 * shape_a[-1])
-    small = np.ones((3, 4)), np.ones((4, 2))
-    assert 3 * 4 * 2 < matmul.BLAS_MIN_WORK
-    np.testing.assert_array_equal(matmul.matmul_forward_numba(*small), np.full((3, 2), 4.0))
+        c = matmul.matmul_forward(a, b)
+        grad_a, grad_b = matmul.matmul_backward(grad_c, a, b)
+    assert ("loop" if loop_calls else "BLAS") == expected_route
+    atol = 1e-12 * shape_a[-1]
+    np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=atol)
+    np.testing.assert_allclose(grad_a, grad_c @ b.swapaxes(-1, -2), rtol=1e-12, atol=atol * 100)
+    np.testing.assert_allclose(grad_b, a.swapaxes(-1, -2) @ grad_c, rtol=1e-12, atol=atol * 100)
 
 
 @given(m=st.integers(1, 4), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)
