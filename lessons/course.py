@@ -1,0 +1,28 @@
+"""What every lesson script shares: the import path, the output folder for pictures, and quick/--full mode.
+
+A lesson starts with `import course`. Run from a fresh clone (`python lessons/05_attention_masks.py`), the
+repository root may not be on the import path yet; this puts it there, so no install is needed.
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+OUTPUT = Path(__file__).resolve().parent / "output"  # git-ignored; every lesson saves its SVGs here
+FULL = "--full" in sys.argv  # the pretraining lessons run longer with --full; quick mode is the default
+
+
+def save(name, svg):
+    """Write an SVG picture to lessons/output/<name> and say where it went."""
+    from minibert.viz import save_svg
+
+    path = OUTPUT / name
+    save_svg(path, svg)
+    print(f"(picture saved: {path.relative_to(ROOT)} -- open it in a browser)")
+
+
+def title(text):
+    print(f"\n=== {text} ===")
