@@ -1,0 +1,86 @@
+# %% [markdown]
+# # Lesson 05 — attention and masks: GPT vs BERT is one mask
+#
+# The seed article's central claim: GPT and BERT are the same Transformer; the only architectural
+# difference is the attention mask. GPT uses a **causal** mask (token i sees tokens 0..i); BERT uses none
+# (every token sees every token), which is why it needs the [MASK] trick of lesson 08.
+#
+# In minibert the mask is built in one place, `build_attention_mask` (`minibert/model/masks.py`), and
+# `BertConfig(attention="causal")` turns BERT into a GPT-style encoder with nothing else changed.
+
+# %%
+import course
+import numpy as np
+
+from minibert import Tensor
+from minibert.model import BertConfig, BertModel, build_attention_mask, mask_matrix
+from minibert.nn import MultiHeadSelfAttention
+from minibert.viz import heatmap, heatmap_svg, mask_grid
+
+TOKENS = "我 喜欢 猫 睡 在 沙发 上".split()
+
+# %% [markdown]
+# ## The two 0/1 matrices, as the seed draws them
+#
+# Row i is the query (the token doing the looking), column j the key (the token looked at).
+
+# %%
+print("GPT (causal mask):")
+print(mask_grid(mask_matrix(len(TOKENS), "causal"), TOKENS))
+print("\nBERT (bidirectional):")
+print(mask_grid(mask_matrix(len(TOKENS), "bidirectional"), TOKENS))
+course.save("05_causal_mask.svg", heatmap_svg(mask_matrix(7, "causal"), TOKENS, TOKENS, "causal mask (GPT)"))
+course.save("05_bidirectional_mask.svg", heatmap_svg(mask_matrix(7, "bidirectional"), TOKENS, TOKENS,
+                                                     "bidirectional mask (BERT)", value_range=(0, 1)))
+
+# %% [markdown]
+# Padding is hidden the same way: a batch pads short sequences with [PAD], `attention_mask` is 0 there,
+# and no query may look at a padded key. The model builds a (B, 1, 1, S) mask for BERT (one row, shared by
+# all queries and heads) and (B, 1, S, S) for the causal model.
+
+# %%
+padded = np.array([[1, 1, 1, 1, 1, 0, 0]])  # 5 real tokens, 2 [PAD]
+print("bidirectional with padding:", build_attention_mask(padded).shape)
+print(mask_grid(mask_matrix(7, "bidirectional", padded[0]), TOKENS[:5] + ["[PAD]", "[PAD]"]))
+
+# %% [markdown]
+# ## Attention itself: softmax(q·kᵀ/√D + mask)·v
+#
+# Each token makes a query, a key and a value (three Linear layers). A masked score gets a huge negative
+# number added before the softmax, so its weight is exactly 0. Here is one random attention layer, the same
+# weights under both masks: every row sums to 1 over the keys it may see.
+
+# %%
+rng = np.random.default_rng(0)
+attention = MultiHeadSelfAttention(16, 2, dropout_prob=0.0, rng=rng, std=0.5)
+x = Tensor(rng.standard_normal((1, 7, 16)).astype(np.float32))
+for kind in ("causal", "bidirectional"):
+    mask = build_attention_mask(np.ones((1, 7), dtype=np.int64), kind)
+    _, probs = attention(x, mask)
+    print(heatmap(probs.data[0, 0], TOKENS, TOKENS, title=f"{kind}: head 0 weights", value_range=(0, 1)))
+    course.save(f"05_attention_{kind}.svg", heatmap_svg(probs.data[0, 0], TOKENS, TOKENS,
+                                                        f"{kind} attention, head 0", value_range=(0, 1)))
+
+# %% [markdown]
+# ## Which outputs change when a later token changes?
+#
+# Replace 沙发 (sofa, position 5) by another word and run a 2-layer model again. With the causal mask,
+# positions 0-4 cannot see position 5, so their outputs do not move at all: the blank in the seed's
+# `小明给小红 ___ 一本书` cannot see 书. With BERT's mask every output changes.
+
+# %%
+ids = np.array([[10, 11, 12, 13, 14, 15, 16]])  # 我 喜欢 猫 睡 在 沙发 上
+changed = ids.copy()
+changed[0, 5] = 17  # 沙发 -> another word
+for kind in ("causal", "bidirectional"):
+    model = BertModel(BertConfig.preset("tiny", attention=kind), seed=0).eval()
+    before = model(ids).sequence_output.data[0]
+    after = model(changed).sequence_output.data[0]
+    moved = np.abs(after - before).max(axis=1)
+    print(f"{kind:>13}: " + "  ".join(f"{token}:{'changed' if m > 0 else 'same'}" for token, m in
+                                      zip(TOKENS, moved, strict=True)))
+
+# %% [markdown]
+# **Exercise 05** (`python -m minibert.exercises start 05`): write `build_attention_mask` (`attention_mask`)
+# and the forward pass of `MultiHeadSelfAttention` (`attention_forward`), all heads at once with no Python
+# loop over heads. The tests compare with attention written one head and one query at a time.
