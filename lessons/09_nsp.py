@@ -1,0 +1,76 @@
+# %% [markdown]
+# # Lesson 09 — next sentence prediction pairs
+#
+# MLM teaches token-level knowledge. Many tasks (QA, inference) ask how two sentences relate, so BERT has a
+# second pretraining task (paper §3.1): the input is `[CLS] A [SEP] B [SEP]`, and half the time B is the
+# sentence that really followed A (IsNext, label 0), half the time a random sentence from another
+# document (NotNext, label 1). A classifier on the final [CLS] vector guesses which.
+# `create_instances_from_document` (`minibert/data/instances.py`) follows Google's code.
+
+# %%
+import course
+import numpy as np
+
+from minibert.data import InstanceConfig, Sentence, SpecialTokens, create_instances_from_document
+from minibert.tokenizer import BertTokenizer
+
+tokenizer = BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt")
+special = SpecialTokens.from_tokenizer(tokenizer)
+stories = [
+    ["Ethan and Chloe are good friends.", "They both live in Sydney.", "Ethan works at the airport.",
+     "On Monday, they went to the lake.", "Chloe gave Ethan a slice of pizza.", "They had a wonderful time."],
+    ["李娜 和 杨帆 是 好 朋友 。", "他们 都 住 在 成都 。", "星期二 ， 杨帆 和 小军 去 了 公园 。"],
+    ["Oscar is their neighbour.", "He likes the park.", "On Friday, Oscar found a glass of juice."],
+]
+
+
+def sentence(text):
+    ids = np.array(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text)), np.int32)
+    return Sentence(ids, np.ones(len(ids), bool))
+
+
+documents = [[sentence(text) for text in story] for story in stories]
+
+# %% [markdown]
+# ## Instances from the first document
+#
+# Sentences are gathered into a chunk until it reaches the target length, then the chunk is cut at a
+# random sentence boundary into A and B. For NotNext, B comes from another document, and the chunk's
+# sentences after A are **put back**, so they start the next chunk instead of being lost.
+
+# %%
+config = InstanceConfig(max_seq_length=40, short_seq_prob=0.0)
+rng = np.random.default_rng(3)
+for instance in create_instances_from_document(documents, 0, rng, special, config):
+    tokens = tokenizer.convert_ids_to_tokens(instance.input_ids)
+    label = ["IsNext", "NotNext"][instance.next_sentence_label]
+    print(f"{label:>8}: {tokenizer.decode(instance.input_ids)}")
+    print(f"{'':>8}  segments {''.join(str(s) for s in instance.segment_ids)}  ({len(tokens)} tokens)")
+
+# %% [markdown]
+# ## Balance, measured
+#
+# Over many passes the labels are half and half, except that a chunk of one sentence is always NotNext
+# (there is nothing to split), which tilts short documents slightly towards NotNext.
+
+# %%
+labels = [instance.next_sentence_label for seed in range(400)
+          for instance in create_instances_from_document(documents, 0, np.random.default_rng(seed), special,
+                                                         config)]
+print(f"{len(labels)} instances from document 0: NotNext share {np.mean(labels):.3f}")
+
+# %% [markdown]
+# RoBERTa (Liu et al. 2019) later found that with enough data NSP can be dropped; ALBERT replaced it with
+# sentence-order prediction (SOP: B always follows A, sometimes swapped). Both are switches here:
+# `InstanceConfig(sentence_task="none" | "sop")`.
+
+# %%
+sop_config = InstanceConfig(max_seq_length=40, short_seq_prob=0.0, sentence_task="sop")
+for instance in create_instances_from_document(documents, 0, np.random.default_rng(1), special, sop_config):
+    order = ["in order", "swapped"][instance.next_sentence_label]
+    print(f"SOP {order:>8}: {tokenizer.decode(instance.input_ids)}")
+
+# %% [markdown]
+# **Exercise 09** (`python -m minibert.exercises start 09`): write the NotNext branch (`nsp_not_next`): B
+# from a random other document, the unused sentences put back. The tests tag every token with the
+# document and sentence it came from.
