@@ -1,0 +1,106 @@
+# %% [markdown]
+# # Lesson 11 — Adam, warmup and linear decay, and BERT's missing bias correction
+#
+# BERT pretrains with Adam at lr 1e-4, a linear warmup over the first 10,000 of 1,000,000 steps, then a
+# linear decay to 0 (paper, appendix A.2), weight decay 0.01 and gradients clipped to norm 1.0.
+# `minibert/optim/adam.py` holds three update rules side by side: Adam, AdamW, and Google's
+# `AdamWeightDecay` (`BertAdam`), which has **no bias correction**.
+
+# %%
+from functools import partial
+
+import course
+import numpy as np
+
+from minibert.nn import Parameter
+from minibert.optim import Adam, AdamW, BertAdam, LRScheduler, linear_warmup_linear_decay
+from minibert.viz import line_chart, line_chart_svg
+
+# %% [markdown]
+# ## The schedule, drawn
+#
+# Google's code and HuggingFace's draw the decay line differently: Google's runs from 1 at step 0 (so the
+# peak right after warmup is 1 - warmup/total), HuggingFace's from 1 at the end of warmup.
+
+# %%
+total, warmup = 1000, 100
+steps = np.arange(total + 1)
+google = [linear_warmup_linear_decay(int(s), total, warmup, "google") for s in steps]
+hugging = [linear_warmup_linear_decay(int(s), total, warmup, "huggingface") for s in steps]
+print(line_chart({"google": (steps, google), "huggingface": (steps, hugging)}, width=64, height=12,
+                 title=f"learning-rate multiplier: {warmup} warmup steps of {total}"))
+course.save("11_schedule.svg", line_chart_svg({"google": (steps, google), "huggingface": (steps, hugging)},
+                                              "linear warmup, linear decay", "step", "lr multiplier"))
+print(f"right after warmup: google {google[warmup]:.2f}, huggingface {hugging[warmup]:.2f}")
+
+# %% [markdown]
+# ## Adam in two lines
+#
+#     m = β1·m + (1-β1)·g          a running mean of the gradient
+#     v = β2·v + (1-β2)·g²         a running mean of its square
+#
+# and each entry moves by about lr·m/√v: a step of roughly lr whatever the gradient's scale. Three
+# parameters whose gradients differ by a factor of 10⁵ all move by about the same amount:
+
+# %%
+p = Parameter(np.zeros(3))
+optimizer = Adam([p], lr=0.01)
+p.grad = np.array([1e-3, 1.0, 100.0])
+optimizer.step()
+print("gradient", p.grad, "-> first Adam step", -p.data)
+
+# %% [markdown]
+# ## Bias correction, and why warmup makes its absence harmless
+#
+# m and v start at 0, so early on they are too small: after one step m = 0.1·g and v = 0.001·g². Adam
+# divides by (1 - β^t) to undo it, and its step is lr from the start. BertAdam does not, so its step is
+# lr·0.1/√0.001 ≈ 3.2·lr at step 1, and it keeps growing while m catches up faster than v. Devlin called
+# the omission "mostly an oversight" that warmup makes harmless: during warmup the lr itself is tiny, so the
+# oversized ratio multiplies a small number.
+
+# %%
+
+
+def first_steps(rule, schedule, count=30):
+    p = Parameter(np.zeros(1))
+    optimizer = rule([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
+    scheduler = LRScheduler(optimizer, schedule)
+    sizes, previous = [], 0.0
+    for _ in range(count):
+        p.grad = np.ones(1)  # the same gradient every step
+        optimizer.step()
+        scheduler.step()
+        sizes.append(abs(p.data[0] - previous))
+        previous = p.data[0]
+    return np.array(sizes)
+
+
+constant = partial(linear_warmup_linear_decay, total_steps=10_000, warmup_steps=0)
+warm = partial(linear_warmup_linear_decay, total_steps=10_000, warmup_steps=20)
+print(f"{'step':>4} {'Adam':>9} {'BertAdam':>9} {'BertAdam+warmup':>16}")
+adam, bert = first_steps(Adam, constant), first_steps(BertAdam, constant)
+bert_warm = first_steps(BertAdam, warm)
+for t in (0, 1, 2, 5, 10, 20, 29):
+    print(f"{t + 1:>4} {adam[t]:>9.5f} {bert[t]:>9.5f} {bert_warm[t]:>16.5f}")
+xs = np.arange(1, 31)
+course.save("11_first_steps.svg", line_chart_svg({"Adam": (xs, adam), "BertAdam": (xs, bert),
+                                                  "BertAdam + 20 warmup steps": (xs, bert_warm)},
+                                                 "step size, constant gradient", "step", "|Δp|"))
+
+# %% [markdown]
+# ## Weight decay: L2 (Adam) vs decoupled (AdamW, BertAdam)
+#
+# With a zero gradient, only the decay moves the parameter. Adam's L2 term goes through m/√v, so it
+# becomes a full-size step of about lr; AdamW shrinks p by lr·wd·p, as intended.
+
+# %%
+for rule in (Adam, AdamW, BertAdam):
+    p = Parameter(np.array([1.0]))
+    optimizer = rule([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    p.grad = np.zeros(1)
+    optimizer.step()
+    print(f"{rule.__name__:>8}: p = 1 -> {p.data[0]:.6f}")
+
+# %% [markdown]
+# **Exercise 11** (`python -m minibert.exercises start 11`): write `update_moments` (`adam_moments`),
+# `bias_corrected_step` (`bias_correction`) and `linear_warmup_linear_decay` (`warmup_decay`).
