@@ -4,6 +4,7 @@ A lesson starts with `import course`. Run from a fresh clone (`python lessons/05
 repository root may not be on the import path yet; this puts it there, so no install is needed.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-OUTPUT = Path(__file__).resolve().parent / "output"  # git-ignored; every lesson saves its SVGs here
+# Every lesson saves its SVGs here (git-ignored); tests point MINIBERT_LESSON_OUTPUT at a temporary folder.
+OUTPUT = Path(os.environ.get("MINIBERT_LESSON_OUTPUT", Path(__file__).resolve().parent / "output"))
 FULL = "--full" in sys.argv  # the pretraining lessons run longer with --full; quick mode is the default
 
 
@@ -21,7 +23,8 @@ def save(name, svg):
 
     path = OUTPUT / name
     save_svg(path, svg)
-    print(f"(picture saved: {path.relative_to(ROOT)} -- open it in a browser)")
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"(picture saved: {shown} -- open it in a browser)")
 
 
 def title(text):
