@@ -299,7 +299,8 @@ def test_whole_pretraining_loss_gradcheck(attention):
     masked slot. Large tensors are sampled (25 entries each); no tensor is skipped.
 
     It runs on the NumPy reference kernels: at these tiny sizes a parallel Numba kernel spends far longer
-    starting its threads than computing (20x slower here), and the Numba kernels are checked against the
+    starting its threads than computing (20-50x slower here, the more so when other processes share the
+    cores), and the Numba kernels are checked against the
     references in test_kernels.py and against HuggingFace in test_golden.py."""
     config = small_config(vocab_size=13, hidden_size=8, num_attention_heads=2, intermediate_size=6,
                           max_position_embeddings=6, attention=attention)
