@@ -27,7 +27,7 @@ fuzz_settings = settings(max_examples=FUZZ_EXAMPLES, deadline=None,
 DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int32, np.int8, np.uint8, np.uint64, np.bool_]
 any_array = st.sampled_from(DTYPES).flatmap(
     lambda dtype: hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)))
-array_names = st.text(min_size=1, max_size=12).filter(lambda name: name != "__meta__")
+array_names = st.text(min_size=1, max_size=12).filter(lambda name: name != "__meta__" and "\x00" not in name)
 json_leaves = (st.none() | st.booleans() | st.integers(-(2**130), 2**130)
                | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8))
 json_values = st.recursive(json_leaves, lambda inner: st.lists(inner, max_size=3)
@@ -72,6 +72,15 @@ def test_names_numpy_would_misread_are_safe(tmp_path):
     save_arrays(tmp_path / "c.npz", arrays, {})
     loaded, _ = load_arrays(tmp_path / "c.npz")
     assert all(same_bits(loaded[name], array) for name, array in arrays.items())
+
+
+@pytest.mark.parametrize("name", ["", "__meta__", "a\x00b", 3])
+def test_names_that_cannot_round_trip_are_refused(tmp_path, name):
+    """An empty name, the meta's own key, a NUL (a zip member name ends there) or a non-string is refused
+    on save, naming the problem, instead of writing a checkpoint that would not load."""
+    with pytest.raises(CheckpointError, match="names must be"):
+        save_arrays(tmp_path / "c.npz", {name: np.ones(2)}, {})
+    assert not (tmp_path / "c.npz").exists()
 
 
 def test_object_arrays_are_refused_on_load(tmp_path):

@@ -47,9 +47,10 @@ def save_arrays(path, arrays, meta):
     members = {META_KEY: np.frombuffer(meta_text.encode("utf-8"), dtype=np.uint8)}
     for name, value in arrays.items():
         array = np.asarray(value)
-        if not isinstance(name, str) or not name or name == META_KEY:
+        # A zip member name stops at a NUL character, so such a name would not read back.
+        if not isinstance(name, str) or not name or name == META_KEY or "\x00" in name:
             raise CheckpointError(f"cannot write array name {short_repr(name)} to {path}: names must be "
-                                  f"non-empty strings other than {META_KEY!r}")
+                                  f"non-empty strings without NUL characters, other than {META_KEY!r}")
         if array.dtype.kind not in NUMERIC_KINDS:
             raise CheckpointError(f"cannot write {name!r} ({array.dtype}) to {path}: a checkpoint holds "
                                   "arrays of numbers or bools only; convert it, e.g. .astype(np.float32)")
