@@ -31,6 +31,16 @@ def test_dtype_rules():
     assert (leaf(3) * 2.0).dtype == np.float64
 
 
+def test_numpy_sees_the_values():
+    """np.asarray(tensor) is the tensor's array (so outputs can be compared with NumPy directly), and an
+    ndarray on the left of an operator still builds a graph (Tensor's reflected operators win)."""
+    x = leaf(2, 3)
+    assert np.asarray(x) is x.data
+    assert np.asarray(x, dtype=np.float32).dtype == np.float32
+    y = np.ones((2, 3)) * x
+    assert isinstance(y, Tensor) and y.requires_grad
+
+
 def test_scalar_backward_seeds_one():
     """backward() on a scalar starts from d(out)/d(out) = 1: for out = 3x, x.grad = 3."""
     x = leaf()

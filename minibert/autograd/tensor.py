@@ -96,6 +96,12 @@ class Tensor:
     def numpy(self):
         return self.data
 
+    def __array__(self, dtype=None, copy=None):
+        """`np.asarray(tensor)` gives the values (no graph), so outside code can treat outputs as arrays."""
+        if copy:
+            return self.data.astype(dtype or self.dtype, copy=True)
+        return self.data if dtype is None else self.data.astype(dtype, copy=False)
+
     def item(self):
         return self.data.item()
 
