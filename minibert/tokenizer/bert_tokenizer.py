@@ -134,6 +134,10 @@ class BertTokenizer:
         """Ids -> tokens; an id outside [0, vocab_size) is an error rather than a silent [UNK]."""
         tokens = []
         for token_id in ids:
+            # bool is an int in Python, and a float id would be silently truncated: both are mistakes.
+            if not isinstance(token_id, (int, np.integer)) or isinstance(token_id, (bool, np.bool_)):
+                raise TokenizerError(f"token id {token_id!r} is a {type(token_id).__name__}; ids are "
+                                     "integers, e.g. the input_ids that encode gives")
             if not 0 <= token_id < self.vocab_size:
                 raise TokenizerError(f"token id {token_id} is outside the vocabulary [0, {self.vocab_size})")
             tokens.append(self.ids_to_tokens[int(token_id)])
@@ -194,8 +198,14 @@ class BertTokenizer:
             raise TokenizerError(f"padding must be True, False, 'longest' or 'max_length', got {padding!r}")
         if padding == "max_length" and max_length is None:
             raise TokenizerError("padding='max_length' needs max_length; pass one, or use padding=True")
+        if isinstance(pairs, (str, bytes)):  # iterating would encode each character as an input of its own
+            raise TokenizerError(f"batch_encode takes a list of texts, got a single {type(pairs).__name__}; "
+                                 "wrap it in a list, or use encode for one text")
         encoded = []
         for pair in pairs:
+            if isinstance(pair, (tuple, list)) and len(pair) != 2:
+                raise TokenizerError(f"batch_encode: an input {pair!r:.80} has {len(pair)} parts; give a "
+                                     "text or a (text_a, text_b) pair")
             text_a, text_b = pair if isinstance(pair, (tuple, list)) else (pair, None)
             encoded.append(self.encode(text_a, text_b, max_length, truncation))
         if not encoded:
