@@ -58,11 +58,18 @@ def check_masked_positions(masked_positions, batch, seq_len):
 
 
 def _int_array(values, name):
-    array = np.asarray(values)
+    try:
+        array = np.asarray(values)
+    except ValueError:  # NumPy refuses rows of different lengths
+        raise ShapeError(f"{name} has rows of different lengths; pad the short rows to one length (padded "
+                         "tokens get attention_mask 0, padded masked positions weight 0)") from None
     if array.size == 0 and array.dtype.kind == "f":  # np.asarray([]) is float64
         array = array.astype(np.int64)
     if array.dtype.kind not in "iu":
         raise ShapeError(f"{name} must be integers, got dtype {array.dtype}; convert with .astype(np.int64)")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+        # casting would wrap the value around to a negative number, and the error would name that instead
+        raise ShapeError(f"{name} holds {array.max()}, far beyond any vocabulary or position; check the ids")
     return array.astype(np.int64, copy=False)
 
 
