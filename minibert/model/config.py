@@ -11,6 +11,7 @@ Named presets:
 """
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 from minibert.errors import ConfigError
@@ -57,9 +58,10 @@ class BertConfig:
             if not _is_number(value) or not 0.0 <= value < 1.0:
                 raise ConfigError(f"{name}={value!r}: a dropout probability must be a number in [0, 1)")
         if not _is_number(self.initializer_range) or self.initializer_range < 0:
-            raise ConfigError(f"initializer_range={self.initializer_range!r}: it must be a number >= 0")
+            raise ConfigError(f"initializer_range={self.initializer_range!r}: it must be a finite number "
+                              ">= 0 (BERT: 0.02)")
         if not _is_number(self.layer_norm_eps) or self.layer_norm_eps <= 0:
-            raise ConfigError(f"layer_norm_eps={self.layer_norm_eps!r}: it must be a number > 0 "
+            raise ConfigError(f"layer_norm_eps={self.layer_norm_eps!r}: it must be a finite number > 0 "
                               "(BERT: 1e-12)")
         if type(self.pad_token_id) is not int or not 0 <= self.pad_token_id < self.vocab_size:
             raise ConfigError(f"pad_token_id={self.pad_token_id!r}: it must be an id below vocab_size="
@@ -138,7 +140,10 @@ def _refuse_unsupported(values):
 
 
 def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # NaN would pass every comparison check below (nan < 0 is False) and turn the whole model into NaN.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or math.isfinite(value)  # isfinite(10**400) would overflow
 
 
 def _divisor_near(hidden_size, heads):
