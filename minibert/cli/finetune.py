@@ -1,0 +1,63 @@
+"""`python -m minibert finetune`: put a head on a pretrained BERT and train it on a labelled task.
+
+    python -m minibert finetune --task sentiment --model runs/mini-synthetic --out runs/sentiment
+    python -m minibert finetune --task qa --model runs/mini-synthetic --out runs/qa --random-init
+    python -m minibert finetune --task glue-tsv --model bert-base-uncased/ --out runs/sst2 \\
+        --train SST-2/train.tsv --dev SST-2/dev.tsv --lr 2e-5
+    python -m minibert finetune --task squad --model DIR --out runs/squad --train train-v1.1.json \\
+        --dev dev-v1.1.json
+    python -m minibert finetune --task conll --model DIR --out runs/ner --train train.txt --dev dev.txt
+
+`sentiment`, `qa` and `ner` are the synthetic tasks in data/synthetic; `glue-tsv`, `squad` and `conll`
+read your files. --model is a run folder from `pretrain` or a from_pretrained folder. The best epoch's
+model (on dev) is saved in --out, ready for `python -m minibert predict --model OUT`.
+"""
+
+TASK_NAMES = ("sentiment", "qa", "ner", "glue-tsv", "squad", "conll")
+
+
+def add_arguments(parser):
+    parser.add_argument("--task", required=True, choices=TASK_NAMES, help="what to fine-tune on")
+    parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
+    parser.add_argument("--out", required=True, metavar="DIR", help="where the fine-tuned model goes")
+    parser.add_argument("--train", metavar="FILE", help="training file (synthetic tasks: data/synthetic)")
+    parser.add_argument("--dev", metavar="FILE", help="dev file, evaluated after each epoch")
+    parser.add_argument("--epochs", type=int, default=3, help="passes over the training set (3)")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="peak learning rate (5e-5 for BERT-base and larger, 1e-4 for smaller models)")
+    parser.add_argument("--batch-size", type=int, default=32, help="examples per step (32)")
+    parser.add_argument("--warmup", type=float, default=0.1, help="share of the steps warming up (0.1)")
+    parser.add_argument("--max-seq-length", type=int, default=None,
+                        help="tokens per input (128; qa/squad 384), at most the model's positions")
+    parser.add_argument("--doc-stride", type=int, default=128, help="qa/squad: window step in tokens (128)")
+    parser.add_argument("--regression", action="store_true",
+                        help="glue-tsv: the label is a number (STS-B): one output, squared-error loss")
+    parser.add_argument("--random-init", action="store_true",
+                        help="start from random weights of the model's config and vocabulary, to measure "
+                             "what pretraining is worth")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the head, dropout and example order")
+
+
+def run(args):
+    from minibert.errors import ConfigError
+    from minibert.finetune.loop import FineTuneConfig
+    from minibert.finetune.run import run_finetuning
+    from minibert.finetune.tasks import task_kind
+
+    kind = task_kind(args.task)
+    options = {}
+    if args.max_seq_length is not None:
+        options["max_seq_length"] = args.max_seq_length
+    if kind == "question_answering":
+        options["doc_stride"] = args.doc_stride
+    if args.regression:
+        if kind != "classification":
+            raise ConfigError(f"--regression is for classification tasks (glue-tsv), not {args.task}")
+        options["regression"] = True
+    settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
+                              warmup_proportion=args.warmup, seed=args.seed)
+    task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
+                                     args.random_init, options)
+    best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())
+    print(f"best dev epoch {result.best_epoch}: {best} ({task.main_metric} decides); "
+          f"{result.seconds:.0f} s; model saved in {args.out}")

@@ -1,0 +1,90 @@
+"""The classification task: a sentence or a sentence pair in, one label out (sentiment, GLUE).
+
+    这部电影真好看            ->  [CLS] 这 部 电 影 真 好 看 [SEP]                         -> positive
+    (A man plays., A person plays.)  ->  [CLS] a man plays . [SEP] a person plays . [SEP]  -> entailment
+
+The pooled [CLS] vector feeds `BertForSequenceClassification`. Labels are numbered in sorted order of the
+training set's label names (SST-2: negative 0, positive 1, so F1 is that of `positive`). A regression
+(STS-B) has one output, a number, instead of labels.
+
+Every task module has the same parts, which `loop.py` and `predict.py` call: `read`, `fit_labels`,
+`encode`, `batch`, `loss`, `evaluate`, `main_metric`, and a `state` to save with the model.
+"""
+
+import numpy as np
+
+from minibert import functional as F
+from minibert.finetune.batching import encoder_inputs, run_encoder_batches
+from minibert.finetune.heads import BertForSequenceClassification
+from minibert.finetune.metrics import classification_metrics, regression_metrics
+from minibert.finetune.readers import check_labels, label_set, read_tsv
+
+
+class ClassificationTask:
+    kind = "classification"
+    head = BertForSequenceClassification
+
+    def __init__(self, tokenizer, max_seq_length=128, labels=None, regression=False):
+        self.tokenizer, self.max_seq_length = tokenizer, max_seq_length
+        self.labels, self.regression = labels, regression
+
+    @property
+    def main_metric(self):
+        return "pearson" if self.regression else "accuracy"
+
+    def state(self):
+        """What `predict` needs to rebuild this task around a saved model."""
+        return {"max_seq_length": self.max_seq_length, "labels": self.labels, "regression": self.regression}
+
+    def head_options(self):
+        """How the head is built: one output for a regression, else one per label, with their names."""
+        return {"num_labels": 1} if self.regression else {"labels": self.labels}
+
+    def read(self, path, labelled=True):
+        return read_tsv(path, labelled, self.regression)
+
+    def fit_labels(self, train_examples):
+        """Take the label set from the training examples (once, before encoding anything)."""
+        if not self.regression:
+            self.labels = label_set(train_examples)
+
+    def encode(self, examples, training=False):
+        """One feature per example: token ids, segment ids and (when labelled) the label's id."""
+        if not self.regression and examples[0].label is not None:
+            check_labels(examples, self.labels)
+        features = []
+        for example in examples:
+            encoded = self.tokenizer.encode(example.text_a, example.text_b, max_length=self.max_seq_length)
+            label = example.label
+            if label is not None and not self.regression:
+                label = self.labels.index(label)
+            features.append({"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
+                             "label": label})
+        return features
+
+    def batch(self, features):
+        batch = encoder_inputs([f["input_ids"] for f in features], [f["segment_ids"] for f in features],
+                               self.tokenizer.pad_token_id)
+        if features[0]["label"] is not None:
+            batch["label_ids"] = np.array([f["label"] for f in features],
+                                          dtype=np.float32 if self.regression else np.int64)
+        return batch
+
+    def loss(self, model, batch):
+        logits = model(batch["input_ids"], batch["segment_ids"], batch["input_mask"])  # (B, C)
+        return model.loss(logits, batch["label_ids"])
+
+    def scores(self, model, features, batch_size=64):
+        """The model's outputs for every feature: (N,) numbers for a regression, else (N, C) probabilities."""
+        batches = (self.batch(features[start:start + batch_size])
+                   for start in range(0, len(features), batch_size))
+        outputs = [F.softmax(logits).data if not self.regression else logits.data[:, 0]
+                   for _, logits in run_encoder_batches(model, batches)]
+        return np.concatenate(outputs)
+
+    def evaluate(self, model, examples, features, batch_size=64):
+        scores = self.scores(model, features, batch_size)
+        targets = [f["label"] for f in features]
+        if self.regression:
+            return regression_metrics(targets, scores)
+        return classification_metrics(targets, scores.argmax(axis=-1), len(self.labels))

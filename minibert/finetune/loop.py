@@ -1,0 +1,194 @@
+"""The fine-tuning loop: every weight of BERT and its new head trained on a labelled task for a few epochs.
+
+The recipe is the paper's (§4 and appendix A.3), Google's run_classifier.py / run_squad.py:
+- AdamW with BERT's settings (β 0.9/0.999, eps 1e-6, weight decay 0.01 except LayerNorm and biases);
+- learning rate: the paper picks from 5e-5, 3e-5, 2e-5 for BERT-base. Small models want more: Turc et
+  al. (2019, "Well-Read Students Learn Better") searched up to 3e-4 for their BERT-Mini and -Tiny, and
+  on the synthetic tasks here 1e-4 was measured best for `tiny` and `mini` (`default_learning_rate`);
+- batch 32, 3 epochs, linear warmup over the first 10% of the steps, then linear decay to 0;
+- gradients clipped to global norm 1.0;
+- the dev set is evaluated after every epoch, and the best epoch's model is the one kept (saved to
+  `out_dir` if given), as one picks the best of several runs in the paper.
+
+A task object (`classification.py`, `question_answering.py`, `tagging.py`) supplies what differs between
+tasks: how examples become features and batches, the loss, and the dev metrics.
+"""
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from functools import partial
+
+import numpy as np
+
+from minibert.errors import ConfigError
+from minibert.finetune.batching import batch_order
+from minibert.finetune.model_files import read_weights
+from minibert.finetune.saved_model import save_finetuned, write_record
+from minibert.optim import LRScheduler, bert_optimizer, clip_grad_norm, linear_warmup_linear_decay
+from minibert.train.logs import LOG_FILE, RunLog
+from minibert.train.pretrain import TrainingDiverged
+from minibert.train.progress import ProgressLine, format_duration
+
+
+@dataclass
+class FineTuneConfig:
+    learning_rate: float | None = None  # None: default_learning_rate(model config)
+    batch_size: int = 32  # the paper: 16 or 32
+    epochs: int = 3  # the paper: 2 to 4
+    warmup_proportion: float = 0.1  # share of the steps with a rising learning rate
+    max_grad_norm: float = 1.0
+    seed: int = 0  # order of the training examples (the model's own seed draws the head and dropout)
+    eval_batch_size: int = 64
+
+    def __post_init__(self):
+        for name in ("batch_size", "epochs", "eval_batch_size"):
+            if type(getattr(self, name)) is not int or getattr(self, name) < 1:
+                raise ConfigError(f"{name}={getattr(self, name)!r} must be a whole number >= 1")
+        if not 0 <= self.warmup_proportion <= 1:
+            raise ConfigError(f"warmup_proportion={self.warmup_proportion} must be between 0 and 1 "
+                              "(BERT: 0.1)")
+        if self.learning_rate is not None and not self.learning_rate > 0:
+            raise ConfigError(f"learning_rate={self.learning_rate} must be > 0 (BERT: 2e-5 to 5e-5)")
+
+
+def default_learning_rate(config):
+    """The paper's 5e-5 for BERT-base and larger; 1e-4 for smaller models (measured on the synthetic
+    tasks: see the module docstring)."""
+    return 5e-5 if config.hidden_size >= 768 else 1e-4
+
+
+@dataclass
+class FineTuneResult:
+    best_metrics: dict  # the dev metrics of the best epoch
+    best_epoch: int  # from 1
+    history: list = field(default_factory=list)  # per epoch: {"epoch", "train_loss", "dev", "seconds"}
+    seconds: float = 0.0  # wall time of training and evaluation
+
+
+def build_model(task, model_dir, random_init=False, seed=0, verbose=True):
+    """The task's head on the encoder of `model_dir`, or, with random_init, on a fresh encoder of the same
+    config and vocabulary (to measure what pretraining is worth). Call task.fit_labels first."""
+    if not random_init:
+        return task.head.from_pretrained(model_dir, **task.head_options(), seed=seed, verbose=verbose)
+    config, _, vocab_file = read_weights(model_dir)
+    options = task.head_options()
+    if options.get("labels") is not None:
+        task.head.set_labels(config, options["labels"])  # the head then has one output per label
+    model = task.head(config, options.get("num_labels"), seed)
+    model.vocab_file = vocab_file
+    if verbose:
+        print(f"{type(model).__name__} ({model.num_parameters():,} parameters): random initialisation, "
+              f"config and vocabulary of {model_dir}")
+    return model
+
+
+def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=None, stream=None,
+              record=None):
+    """Fine-tune `model` on the task; evaluate on dev after each epoch; keep the best epoch's weights.
+
+    The model ends with the best epoch's weights. out_dir: where the best model, `finetune.json` and the
+    log go (nothing is written when None). record: extra facts for finetune.json (task name, source).
+    """
+    settings = settings or FineTuneConfig()
+    learning_rate = settings.learning_rate or default_learning_rate(model.config)
+    started = time.perf_counter()
+    progress = ProgressLine(stream)
+    check_fit(task, model, progress)
+    train_features = task.encode(train_examples, training=True)
+    dev_features = task.encode(dev_examples)
+    unknown = unknown_share(task, train_features)
+    if unknown > 0.01:
+        progress.message(f"warning: {unknown:.1%} of the training tokens are [UNK] in this vocabulary, and "
+                         "the model cannot tell those words apart; use a model whose vocabulary was trained "
+                         "on text like the task's (e.g. train the vocabulary on the corpus plus the task "
+                         "files)")
+    steps_per_epoch = math.ceil(len(train_features) / settings.batch_size)
+    total_steps = settings.epochs * steps_per_epoch
+    optimizer = bert_optimizer(model.named_parameters(), learning_rate, rule="adamw")
+    scheduler = LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=total_steps,
+                                               warmup_steps=round(settings.warmup_proportion * total_steps)))
+    parameters = model.parameters()
+    log = RunLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
+    record = {**(record or {}), "settings": {**asdict(settings), "learning_rate": learning_rate},
+              "train_examples": len(train_examples), "train_features": len(train_features),
+              "dev_examples": len(dev_examples)}
+    progress.message(f"fine-tuning: {len(train_features)} training features, {total_steps} steps of "
+                     f"{settings.batch_size}, lr {learning_rate:g}, {settings.epochs} epochs")
+    shuffle = np.random.default_rng(settings.seed)
+    result, best_state, step = FineTuneResult({}, 0), None, 0
+    for epoch in range(1, settings.epochs + 1):
+        epoch_started, losses = time.perf_counter(), []
+        model.train()
+        for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
+            lr = optimizer.param_groups[0]["lr"]
+            losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
+                                     task.batch([train_features[i] for i in indexes])))
+            step += 1
+            elapsed = time.perf_counter() - started
+            progress.update(f"epoch {epoch}/{settings.epochs}  step {step}/{total_steps}  loss "
+                            f"{np.mean(losses[-20:]):.4f}  lr {lr:.1e}  {step / elapsed:.1f} steps/s  ETA "
+                            f"{format_duration(elapsed / step * (total_steps - step))}")
+            if log is not None and (step % 10 == 0 or step == total_steps):
+                log.write("train", step=step, epoch=epoch, loss=losses[-1], lr=lr, elapsed=elapsed)
+        dev = task.evaluate(model, dev_examples, dev_features, settings.eval_batch_size)
+        entry = {"epoch": epoch, "train_loss": float(np.mean(losses)), "dev": dev,
+                 "seconds": time.perf_counter() - epoch_started}
+        result.history.append(entry)
+        if log is not None:
+            log.write("eval", step=step, **entry)
+        improved = not result.best_metrics or dev[task.main_metric] > result.best_metrics[task.main_metric]
+        progress.message(f"epoch {epoch}: train loss {entry['train_loss']:.4f}  dev "
+                         + "  ".join(f"{name} {value:.4f}" for name, value in dev.items())
+                         + ("  (best so far)" if improved else ""))
+        if improved:
+            result.best_metrics, result.best_epoch = dev, epoch
+            best_state = {name: array.copy() for name, array in model.state_dict().items()}
+            if out_dir is not None:
+                save_finetuned(out_dir, model, task, {**record, "history": result.history,
+                                                      "best_epoch": epoch, "best": dev})
+    progress.close()
+    model.load_state_dict(best_state)
+    result.seconds = time.perf_counter() - started
+    if out_dir is not None:  # the record again, now with every epoch (the saved weights are the best's)
+        write_record(out_dir, task, {**record, "history": result.history, "best_epoch": result.best_epoch,
+                                     "best": result.best_metrics, "seconds": result.seconds})
+    return result
+
+
+def check_fit(task, model, progress):
+    """The tokenizer must be the model's, and sequences must fit its positions (lowered if needed)."""
+    if task.tokenizer.vocab_size != model.config.vocab_size:
+        raise ConfigError(f"the tokenizer has {task.tokenizer.vocab_size} tokens but the model's vocab_size "
+                          f"is {model.config.vocab_size}; use the vocab.txt the model was trained with")
+    if task.max_seq_length > model.config.max_position_embeddings:
+        progress.message(f"max_seq_length {task.max_seq_length} lowered to the model's "
+                         f"max_position_embeddings={model.config.max_position_embeddings}")
+        task.max_seq_length = model.config.max_position_embeddings
+
+
+def unknown_share(task, features):
+    """The share of [UNK] among the tokens of the features, [CLS], [SEP] and padding left out."""
+    input_ids = np.concatenate([task.batch(features[start:start + 256])["input_ids"].ravel()
+                                for start in range(0, len(features), 256)])
+    tokenizer = task.tokenizer
+    words = ~np.isin(input_ids, (tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id))
+    return float(np.mean(input_ids[words] == tokenizer.unk_token_id)) if words.any() else 0.0
+
+
+def train_step(task, model, parameters, optimizer, scheduler, settings, batch):
+    """One update: loss, backward, clip, AdamW step, schedule step. Returns the loss. A non-finite loss or
+    gradient stops the run (TrainingDiverged) before any weight changes."""
+    loss = task.loss(model, batch)
+    value = loss.item()
+    if not math.isfinite(value):
+        raise TrainingDiverged(f"the fine-tuning loss is {value}; lower the learning rate")
+    loss.backward()
+    grad_norm = clip_grad_norm(parameters, settings.max_grad_norm)
+    if not math.isfinite(grad_norm):
+        optimizer.zero_grad()
+        raise TrainingDiverged(f"the gradient norm is {grad_norm}; lower the learning rate")
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    return value

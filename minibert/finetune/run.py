@@ -1,0 +1,31 @@
+"""One fine-tuning run from names and paths: what `python -m minibert finetune` and bench/finetune.py call.
+
+    run_finetuning("sentiment", "runs/mini-synthetic", out_dir="runs/sentiment")
+
+reads the task's files, builds its tokenizer from the model folder, takes the label set from the training
+file, puts the task's head on the encoder (or on a fresh one, `random_init=True`), and fine-tunes.
+"""
+
+from minibert.finetune.loop import FineTuneConfig, build_model, fine_tune
+from minibert.finetune.tasks import data_files, make_task
+from minibert.tokenizer import BertTokenizer
+
+
+def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, settings=None, random_init=False,
+                   task_options=None, stream=None, log=print, train_limit=None, dev_limit=None):
+    """Fine-tune on task `task_name`; returns (task, model, FineTuneResult).
+
+    task_options: the task's settings (max_seq_length, doc_stride, regression, ...). train_limit and
+    dev_limit keep only the first examples of each file (quick runs and tests).
+    """
+    settings = settings or FineTuneConfig()
+    train_path, dev_path = data_files(task_name, train, dev, log=log)
+    task = make_task(task_name, BertTokenizer.from_pretrained(model_dir), **(task_options or {}))
+    train_examples = task.read(train_path)[:train_limit]
+    dev_examples = task.read(dev_path)[:dev_limit]
+    task.fit_labels(train_examples)
+    model = build_model(task, model_dir, random_init, seed=settings.seed, verbose=log is not None)
+    record = {"task": task_name, "model": str(model_dir), "random_init": random_init,
+              "train": str(train_path), "dev": str(dev_path)}
+    result = fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
+    return task, model, result
