@@ -18,6 +18,8 @@ from minibert.errors import MinibertError
 COMMANDS = {
     "data": ("minibert.cli.data", "build a corpus, its vocabulary and pretraining shards"),
     "vocab": ("minibert.cli.vocab", "train a WordPiece vocabulary from text files"),
+    "finetune": ("minibert.cli.finetune", "fine-tune BERT on a classification, QA or tagging task"),
+    "predict": ("minibert.cli.predict", "run a fine-tuned model on new text"),
 }
 
 
