@@ -16,8 +16,12 @@ Inputs below -708 (where 2**n would leave float64's normal range) return 0; abov
 The kernels only call it on x - max(x) <= 0, or where a huge value is harmless (1 / (1 + huge) = 0).
 
 A loop that sums (`total += value`) vectorises only if LLVM may add in another order (8 partial sums, then
-those): `VECTOR_SUMS` is the fastmath flag that allows just that. The kernels keep such sums in float64, so
-the changed order costs nothing measurable. (Flags hold per function: fast_exp itself stays exact.)
+those): `VECTOR_SUMS` is the fastmath flag that allows just that, for a whole function. The kernels keep
+such sums in float64, so the changed order costs nothing measurable. But the flag lets LLVM regroup ANY
+additions in that function, e.g. (x + mask) - row_max into x + (mask - row_max), which is not a rounding
+difference when mask is -3.4e38. So a kernel carries VECTOR_SUMS only if all its values are of ordinary
+size; the softmax forward, which adds huge masks, stays strict and calls `vector_max` / `vector_sum`.
+(Flags belong to the function that sets them: fast_exp and these helpers keep their own when inlined.)
 """
 
 import math
@@ -44,3 +48,21 @@ def fast_exp(x):
     ))))))))
     two_to_n = np.int64((np.int64(n) + 1023) << 52).view(np.float64)
     return 0.0 if x < EXP_MIN else p * two_to_n
+
+
+@njit(cache=True, fastmath=VECTOR_SUMS)
+def vector_sum(values):
+    """sum(values) of a 1-D array, in float64 and in SIMD lanes."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
+@njit(cache=True, fastmath=VECTOR_SUMS)
+def vector_max(values):
+    """max(values) of a 1-D array, in SIMD lanes (the order of comparisons never changes a max)."""
+    largest = -np.inf
+    for v in values:
+        largest = max(largest, v)
+    return largest

@@ -17,7 +17,7 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.backend import choose
-from minibert.kernels.simd import VECTOR_SUMS, fast_exp
+from minibert.kernels.simd import VECTOR_SUMS, fast_exp, vector_max, vector_sum
 
 
 def prepare_mask(mask, x, op):
@@ -90,31 +90,31 @@ def _mask_rows(mask, x):
     return mask_rows, mask_row_of, column_step
 
 
-@njit(parallel=True, cache=True, fastmath=VECTOR_SUMS)
+@njit(parallel=True, cache=True)
 def _softmax_rows(x, mask_rows, mask_row_of, column_step, log):
-    # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask
+    # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask.
+    # No fastmath here: the mask can be -3.4e38, and the order of additions must stay as written.
     rows, cols = x.shape
     y = np.empty_like(x)
     for r in prange(rows):
         m = mask_row_of[r]
-        row_max = -np.inf
+        y_row = y[r]  # (C,), holds z = x + mask, then exp(z - row_max), then the result
         for j in range(cols):
-            row_max = max(row_max, x[r, j] + mask_rows[m, j * column_step])
-        total = 0.0  # float64 even for float32 x: C terms summed without losing the small ones
+            y_row[j] = x[r, j] + mask_rows[m, j * column_step]
+        row_max = vector_max(y_row)
         for j in range(cols):
-            e = fast_exp(x[r, j] + mask_rows[m, j * column_step] - row_max)
-            y[r, j] = e
-            total += e
+            y_row[j] = fast_exp(y_row[j] - row_max)
+        total = vector_sum(y_row)  # float64 even for float32 x: no small term is lost
         if log:
             # log softmax(z)_j = (z_j - row_max) - log total: recompute z rather than take the log of y.
             # Subtract row_max first: row_max + log(total) would lose log(total) when row_max is huge.
             log_total = math.log(total)
             for j in range(cols):
-                y[r, j] = (x[r, j] + mask_rows[m, j * column_step] - row_max) - log_total
+                y_row[j] = (x[r, j] + mask_rows[m, j * column_step] - row_max) - log_total
         else:
             scale = 1.0 / total
             for j in range(cols):
-                y[r, j] = y[r, j] * scale
+                y_row[j] = y_row[j] * scale
     return y
 
 
