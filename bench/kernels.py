@@ -193,11 +193,19 @@ def print_blas_info():
             print(f"BLAS: {pool['internal_api']} {pool['version']}, kernel {pool.get('architecture')}, "
                   f"{pool['num_threads']} threads")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, "
-          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '(unset)')}\n")
+          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '(unset)')}")
+
+
+def print_load(when):
+    """The machine's load: Numba's parallel loops slow down badly when other processes hold the cores."""
+    one, five, _ = os.getloadavg()
+    print(f"load average {when}: {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores\n")
 
 
 if __name__ == "__main__":
     print_blas_info()
+    print_load("at start")
     print_kernel_table()
     print_matmul_crossover()
     print_compile_times()
+    print_load("at end")
