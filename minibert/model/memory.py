@@ -1,0 +1,150 @@
+"""How much memory a model and a pretraining step need, estimated before anything is allocated.
+
+A batch too large for the machine should fail at once, with a message that says what to change, and not
+after minutes of swapping or when the operating system kills the process halfway through an epoch. The
+estimate counts the arrays a step keeps alive at its peak, which is the start of `backward()`:
+
+- the weights, their gradients, and the optimizer's two running averages (Adam's m and v): 4 per parameter;
+- every intermediate array of the forward pass: the graph keeps each op's inputs until backward reaches it
+  (`minibert/autograd/tensor.py`), so nothing is freed before then;
+- the working arrays of the backward pass, about two of the largest activation.
+
+The counts follow the layers op by op (each `Linear` keeps its matmul output and its bias sum, each dropout
+its mask and its output, ...). `tests/test_hardening_memory.py` checks the total against the peak that
+`tracemalloc` measures on real steps.
+
+Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary,
+P masked positions per sequence.
+"""
+
+import os
+import warnings
+
+import numpy as np
+
+from minibert.errors import ConfigError
+
+# A step that needs more than this share of the available memory gets a warning: the operating system, the
+# interpreter and NumPy's short-lived temporaries need room too.
+WARN_SHARE = 0.5
+
+
+class OutOfMemoryError(ConfigError, MemoryError):
+    """A model or a batch that the estimate says cannot fit in this machine's available memory."""
+
+
+class MemoryWarning(ResourceWarning):
+    """A batch that may fit, but leaves little room for anything else."""
+
+
+def count_parameters(config):
+    """The number of learned numbers of `BertForPreTraining(config)` (the tied decoder counted once)."""
+    hidden, inner = config.hidden_size, config.intermediate_size
+
+    def linear(fan_in, fan_out):
+        return fan_in * fan_out + fan_out  # weight (out, in) and bias
+
+    layer_norm = 2 * hidden
+    embeddings = (config.vocab_size + config.max_position_embeddings + config.type_vocab_size) * hidden
+    layer = 4 * linear(hidden, hidden) + linear(hidden, inner) + linear(inner, hidden) + 2 * layer_norm
+    pooler = linear(hidden, hidden)
+    mlm_head = linear(hidden, hidden) + layer_norm + config.vocab_size  # transform, decoder bias
+    nsp_head = linear(hidden, 2)
+    return embeddings + layer_norm + config.num_hidden_layers * layer + pooler + mlm_head + nsp_head
+
+
+def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.float32):
+    """Bytes one training step of `BertForPreTraining(config)` holds at its peak: forward activations,
+    backward work, weights, gradients and Adam's state. For `batch_size` sequences of `seq_len` tokens with
+    `max_predictions` masked positions each. Measured peaks lie within about 25% of it."""
+    sizes = {"batch_size": batch_size, "seq_len": seq_len, "max_predictions": max_predictions}
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ConfigError(f"{name}={value!r}: it must be a whole number >= 0")
+    hidden, heads, inner = config.hidden_size, config.num_attention_heads, config.intermediate_size
+    tokens = batch_size * seq_len  # B·S
+    scores = batch_size * heads * seq_len * seq_len  # B·A·S·S
+    predictions = batch_size * max_predictions  # B·P
+    # A dropout with p > 0 keeps its mask and its output: two arrays; with p = 0 it is skipped.
+    hidden_dropout = 2 if config.hidden_dropout_prob > 0 else 0
+    attention_dropout = 2 if config.attention_probs_dropout_prob > 0 else 0
+
+    # (B, S, H): two lookups and the position rows summed (4 arrays), LayerNorm, dropout.
+    embeddings = (5 + hidden_dropout) * tokens * hidden
+    # Per layer, (B, S, H): q (matmul, bias, 1/sqrt(D) scale: 3), k and v (matmul, bias: 2 each), the context
+    # (matmul, heads side by side again: 2), then each of the two sublayer outputs: dense (matmul, bias),
+    # dropout, residual sum, LayerNorm.
+    layer_hidden = (3 + 2 + 2 + 2 + 2 * (2 + hidden_dropout + 2)) * tokens * hidden
+    layer_scores = (2 + attention_dropout) * scores  # scores, softmax probabilities, dropout: (B, A, S, S)
+    layer_inner = 3 * tokens * inner  # the feed-forward's matmul, bias sum and GELU: (B, S, I)
+    layer = layer_hidden + layer_scores + layer_inner
+    # MLM head at the P gathered positions: the gather, dense (2), GELU, LayerNorm: (B, P, H); the logits
+    # before and after their bias: (B, P, V). Pooler and NSP head: a few (B, H) arrays.
+    head = 5 * predictions * hidden + 2 * predictions * config.vocab_size + 4 * batch_size * hidden
+    activations = embeddings + config.num_hidden_layers * layer + head
+    # Backward holds a gradient and the gradient it is computing: about two of the largest arrays.
+    backward = 2 * max(scores, tokens * inner, predictions * config.vocab_size)
+    weights = 4 * count_parameters(config)  # weights, gradients, Adam's m and v
+    return int(activations + backward + weights) * np.dtype(dtype).itemsize
+
+
+def available_memory():
+    """Bytes this process can still allocate without swapping (Linux's MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as file:
+            for line in file:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # the file counts in kB
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.float32, available=None):
+    """Compare a step's estimated memory with what the machine has; return the estimate in bytes.
+
+    Raises `OutOfMemoryError` when the estimate exceeds the available memory, and warns (`MemoryWarning`)
+    when it takes more than half of it. `available` defaults to `available_memory()`; when that is unknown,
+    nothing is checked.
+    """
+    needed = estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype)
+    available = available_memory() if available is None else available
+    if available is None:
+        return needed
+    what = (f"a training step with batch_size={batch_size}, seq_len={seq_len}, "
+            f"max_predictions={max_predictions} ({config.summary()}, {np.dtype(dtype).name}) needs about "
+            f"{_size(needed)}")
+    if needed > available:
+        raise OutOfMemoryError(
+            f"{what}, but only {_size(available)} of memory is available; lower the batch size (memory grows "
+            "with it) or the sequence length (attention grows with its square), or use a smaller model")
+    if needed > WARN_SHARE * available:
+        warnings.warn(f"{what}, {needed / available:.0%} of the {_size(available)} available; the machine "
+                      "may start swapping: consider a smaller batch size", MemoryWarning, stacklevel=2)
+    return needed
+
+
+def check_model_memory(config, available=None):
+    """Refuse to build a model whose float32 weights alone would not fit in the available memory; return
+    their size in bytes.
+
+    A config often comes from a file (config.json, a checkpoint's meta) that anyone may have written: one
+    line claiming `"vocab_size": 100000000000` would otherwise make the initialiser allocate until the
+    operating system kills the process.
+    """
+    count = count_parameters(config)
+    needed = count * np.dtype(np.float32).itemsize
+    available = available_memory() if available is None else available
+    if available is not None and needed > available:
+        raise OutOfMemoryError(
+            f"a model of {config.summary()} has {count:,} parameters, {_size(needed)} in float32, more than "
+            f"the {_size(available)} of memory available; check the config's sizes (vocab_size, hidden_size, "
+            "num_hidden_layers, max_position_embeddings) or use a smaller preset")
+    return needed
+
+
+def _size(size):
+    return f"{size / 1e9:.2f} GB" if size >= 1e8 else f"{size / 1e6:.1f} MB"
