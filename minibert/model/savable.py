@@ -6,6 +6,7 @@ and classes; see docs/design.md): a top-level import would make the two depend o
 """
 
 from minibert.model.config import BertConfig
+from minibert.model.memory import check_model_memory
 from minibert.nn import Module
 
 
@@ -17,6 +18,8 @@ class SavableModel(Module):
         if not isinstance(config, BertConfig):
             raise TypeError(f"{type(self).__name__} takes a BertConfig, got {type(config).__name__}; "
                             "build one with BertConfig(...) or BertConfig.preset('tiny')")
+        # Before any weight exists: a config read from a stranger's file may claim terabytes of them.
+        check_model_memory(config)
         self.config = config
         self.vocab_file = None  # set by from_pretrained when the folder has a vocab.txt, for the tokenizer
 
