@@ -16,6 +16,7 @@ is skipped silently.
 """
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,9 +112,12 @@ def read_tsv(path, labelled=True, regression=False):
 
 def _number(text, source):
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise DataError(f"{source}: the label {text!r} is not a number, and a regression needs one") from None
+    if not math.isfinite(value):  # float() accepts "nan" and "inf", which would make the loss nan
+        raise DataError(f"{source}: the label {text!r} is not a finite number, and a regression needs one")
+    return value
 
 
 # ---- SQuAD v1.1 JSON -----------------------------------------------------------------------------------
@@ -126,6 +130,8 @@ def read_squad(path):
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise DataError(f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
+    except (RecursionError, ValueError) as error:  # nesting too deep; an integer of thousands of digits
+        raise DataError(f"{path}: cannot be read as SQuAD JSON ({type(error).__name__}: {error})") from None
     top = JsonSource(path, text)
     articles = _field(document, "data", list, top)
     examples = []
@@ -143,6 +149,8 @@ def read_squad(path):
 
 
 def _question(qa, context, source):
+    if not isinstance(qa, dict):
+        raise DataError(f"{source}: expected a JSON object for a question, found {type(qa).__name__}")
     if qa.get("is_impossible"):
         raise DataError(f"{source}: an unanswerable question (SQuAD 2.0); this reader takes SQuAD v1.1, "
                         "where every question has an answer in its passage")
@@ -248,6 +256,8 @@ def _read_text(path):
         return Path(path).read_text(encoding="utf-8-sig")  # -sig: a byte-order mark is not part of the text
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DataError(f"{path} is a folder; give the data file inside it") from None
     except UnicodeDecodeError as error:
         raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); convert it to "
                         "UTF-8") from None
