@@ -65,6 +65,9 @@ def train_wordpiece(
     `progress`, if given, is called with a one-line message now and then (e.g. `print`).
     """
     counts = count_words(files, do_lower_case, strip_accents)
+    if not counts:  # a vocabulary of the special tokens alone could tokenize nothing but [UNK]
+        raise TokenizerError("no words to learn from: the text is empty, or holds only whitespace, special "
+                             "tokens or invisible characters; give a corpus with text")
     if progress:
         progress(f"counted {sum(counts.values()):,} words, {len(counts):,} distinct")
     tokens = learn_wordpiece(counts, vocab_size, min_frequency, max_input_chars_per_word, progress)
