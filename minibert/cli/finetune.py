@@ -24,7 +24,8 @@ def add_arguments(parser):
     parser.add_argument("--dev", metavar="FILE", help="dev file, evaluated after each epoch")
     parser.add_argument("--epochs", type=int, default=3, help="passes over the training set (3)")
     parser.add_argument("--lr", type=float, default=None,
-                        help="peak learning rate (5e-5 for BERT-base and larger, 1e-4 for smaller models)")
+                        help="peak learning rate (default: 5e-5 for BERT-base and wider, 3e-4 below, "
+                             "1e-3 up to H 128)")
     parser.add_argument("--batch-size", type=int, default=32, help="examples per step (32)")
     parser.add_argument("--warmup", type=float, default=0.1, help="share of the steps warming up (0.1)")
     parser.add_argument("--max-seq-length", type=int, default=None,

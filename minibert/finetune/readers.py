@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minibert.errors import DataError
+from minibert.errors import ConfigError, DataError
 from minibert.finetune.json_location import JsonSource
 
 TEXT_COLUMNS = (("sentence1", "sentence2"), ("question1", "question2"), ("question", "sentence"),
@@ -229,6 +229,8 @@ def label_set(examples):
 
 def check_labels(examples, labels):
     """Stop at the first example whose label (or, for tagged sentences, tag) is not in `labels`."""
+    if labels is None:
+        raise ConfigError("the task has no label set yet: call task.fit_labels(train_examples) first")
     known = set(labels)
     for example in examples:
         if isinstance(example, TaggedSentence):
