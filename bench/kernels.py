@@ -14,14 +14,18 @@ Shapes (mini: batch B=32, seq S=128, hidden H=256, heads A=4, head size D=64, FF
 It also prints Numba's compile time (cold: a fresh cache directory; warm: the same directory again), the BLAS
 library NumPy uses, and a sweep of square matmuls that locates where BLAS overtakes the loop kernel.
 The machine has 2 cores shared with other work: figures are rough, so each is the best of several runs.
+On a busy machine a parallel loop waits for its slowest thread, so `--threads 1` (Numba on one thread, a
+per-core comparison with NumPy's single-threaded elementwise code) gives steadier figures.
 """
 
+import argparse
 import os
 import subprocess
 import sys
 import tempfile
 import time
 
+import numba
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -203,6 +207,11 @@ def print_load(when):
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS,
+                        help="threads for Numba's parallel loops (default: all cores)")
+    numba.set_num_threads(parser.parse_args().threads)
+    print(f"Numba: {numba.get_num_threads()} threads")
     print_blas_info()
     print_load("at start")
     print_kernel_table()
