@@ -18,6 +18,9 @@ from minibert.errors import MinibertError
 COMMANDS = {
     "data": ("minibert.cli.data", "build a corpus, its vocabulary and pretraining shards"),
     "vocab": ("minibert.cli.vocab", "train a WordPiece vocabulary from text files"),
+    "pretrain": ("minibert.cli.pretrain", "pretrain BERT (masked LM + NSP) and watch it learn"),
+    "fill-mask": ("minibert.cli.fill_mask", "show the model's top guesses for each [MASK] in a text"),
+    "attention": ("minibert.cli.attention", "draw each layer's and head's attention over a sentence"),
     "finetune": ("minibert.cli.finetune", "fine-tune BERT on a classification, QA or tagging task"),
     "predict": ("minibert.cli.predict", "run a fine-tuned model on new text"),
 }

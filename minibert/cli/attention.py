@@ -1,0 +1,34 @@
+"""`python -m minibert attention --model DIR "sentence"`: each layer's and head's attention, drawn.
+
+    python -m minibert attention --model runs/mini-pydocs "the cat sat on the mat"
+    python -m minibert attention --model runs/tiny-synthetic "小明给小红买了一本书" --layer 1 --head 0
+
+Prints one shaded heatmap per head (rows: the token that attends; columns: the token attended to) and
+writes all of them to one SVG (--svg, default attention.svg in the model folder).
+"""
+
+from pathlib import Path
+
+
+def add_arguments(parser):
+    parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
+    parser.add_argument("text", metavar="SENTENCE", help="the sentence to look at")
+    parser.add_argument("--pair", default=None, metavar="SENTENCE", help="a second segment (B)")
+    parser.add_argument("--layer", type=int, action="append", default=None,
+                        help="only this layer, from 0 (repeat for several)")
+    parser.add_argument("--head", type=int, action="append", default=None,
+                        help="only this head, from 0 (repeat for several)")
+    parser.add_argument("--svg", default=None, metavar="FILE", help="where to write the SVG")
+
+
+def run(args):
+    from minibert.train.attention_view import attention_maps, attention_svg, attention_text
+    from minibert.train.loading import load_for_inference
+    from minibert.viz import save_svg
+
+    model, tokenizer = load_for_inference(args.model)
+    tokens, attentions = attention_maps(model, tokenizer, args.text, args.pair)
+    print(attention_text(tokens, attentions, args.layer, args.head))
+    svg_path = save_svg(Path(args.svg or Path(args.model, "attention.svg")),
+                        attention_svg(tokens, attentions, args.layer, args.head))
+    print(f"\nwrote {svg_path}")

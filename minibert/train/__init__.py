@@ -1,0 +1,26 @@
+"""Pretraining BERT and looking at what it learned.
+
+Read in this order:
+presets.py          RunConfig: every setting of a run, and the `tiny` and `mini` presets
+run_setup.py        what a run builds before its first step: data, model, optimizer, schedule, checks
+pretrain.py         the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule
+metrics.py          masked-LM and NSP accuracy, counted
+evaluate.py         held-out evaluation on the split the model never trains on
+checkpointing.py    atomic checkpoints that resume bit-exactly
+progress.py         the one live progress line
+logs.py             the JSONL log and the SVG curves drawn from it
+loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
+fill_mask.py        what the model guesses behind [MASK]
+attention_view.py   each layer's and head's attention, in the terminal and as SVG
+"""
+
+from minibert.train.evaluate import Evaluation, evaluate
+from minibert.train.fill_mask import fill_mask
+from minibert.train.loading import load_for_inference
+from minibert.train.presets import RUN_PRESETS, RunConfig, run_preset
+from minibert.train.pretrain import Pretraining, RunResult, TrainingDiverged, pretrain, train_step
+
+__all__ = [
+    "RUN_PRESETS", "Evaluation", "Pretraining", "RunConfig", "RunResult", "TrainingDiverged", "evaluate",
+    "fill_mask", "load_for_inference", "pretrain", "run_preset", "train_step",
+]

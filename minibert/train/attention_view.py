@@ -1,0 +1,103 @@
+"""Where each token looks: every layer's and head's attention weights, drawn in the terminal and as SVG.
+
+Row i of a head's (S, S) matrix is token i's softmax over all positions: how much of each token's value
+vector it mixes into its own (paper §3; Vaswani et al. 2017 §3.2). BERT's rows spread over the whole
+sentence, left and right; a causal (GPT) model's rows stop at the diagonal. Clark et al. (2019, "What Does
+BERT Look At?") found heads that attend to the previous or next token, to [SEP], or from a word to its
+object: look for them here.
+
+The terminal picture shades each cell on a fixed scale from 0 (' ') to 1 ('█'), so it reads without
+colour and two heads compare directly; the SVG puts every head of every layer on one page, a layer per row.
+
+Legend: L layers, A heads, S sequence length.
+"""
+
+import re
+
+import numpy as np
+
+from minibert.autograd import no_grad
+from minibert.errors import ShapeError
+from minibert.viz import heatmap, heatmap_svg
+
+GAP = 16  # pixels between the pictures of the SVG grid
+
+
+def attention_maps(model, tokenizer, text, text_b=None):
+    """(tokens, attentions): the WordPiece tokens of `[CLS] text [SEP]( text_b [SEP])` and one (A, S, S)
+    array of attention probabilities per layer."""
+    encoded = tokenizer.encode(text, text_b)
+    limit = model.config.max_position_embeddings
+    if len(encoded["input_ids"]) > limit:
+        raise ShapeError(f"the text is {len(encoded['input_ids'])} tokens long, more than the model's "
+                         f"max_position_embeddings={limit}; shorten it")
+    model.eval()
+    with no_grad():
+        output = model.bert(np.asarray([encoded["input_ids"]]), np.asarray([encoded["token_type_ids"]]),
+                            output_attentions=True)
+    tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"])
+    return tokens, [layer[0] for layer in output.attentions]  # L x (A, S, S)
+
+
+def select(attentions, layers=None, heads=None):
+    """[(layer, head, (S, S) matrix)] for the chosen layers and heads (None: all), numbered from 0."""
+    chosen = []
+    for layer in _checked(layers, len(attentions), "layer"):
+        for head in _checked(heads, attentions[layer].shape[0], "head"):
+            chosen.append((layer, head, attentions[layer][head]))
+    return chosen
+
+
+def attention_text(tokens, attentions, layers=None, heads=None):
+    """The chosen heads as terminal heatmaps (rows: the attending token; columns: the token attended to)."""
+    pictures = [heatmap(matrix, tokens, tokens, title=f"layer {layer}, head {head}", value_range=(0.0, 1.0))
+                for layer, head, matrix in select(attentions, layers, heads)]
+    return "\n\n".join(pictures)
+
+
+def attention_svg(tokens, attentions, layers=None, heads=None):
+    """One SVG page with the chosen heads: a row of pictures per layer, a column per head."""
+    rows = {}
+    for layer, head, matrix in select(attentions, layers, heads):
+        picture = heatmap_svg(matrix, tokens, tokens, title=f"layer {layer}, head {head}", value_range=(0, 1))
+        rows.setdefault(layer, []).append(picture)
+    return tile_svgs(list(rows.values()))
+
+
+def tile_svgs(grid):
+    """Place standalone SVG documents on one page: `grid` is a list of rows, each a list of SVG strings.
+
+    Each picture becomes a nested <svg> element moved to its place with x and y (SVG allows <svg> inside
+    <svg>, each with its own coordinates), so the pictures need no change inside.
+    """
+    placed, y, page_width = [], 0, 0
+    for row in grid:
+        x, row_height = 0, 0
+        for svg in row:
+            width, height = _size(svg)
+            body = svg[svg.index("<svg"):]  # drop the XML declaration: only the page has one
+            placed.append(body.replace("<svg ", f'<svg x="{x}" y="{y}" ', 1))
+            x += width + GAP
+            row_height = max(row_height, height)
+        page_width = max(page_width, x - GAP)
+        y += row_height + GAP
+    height = max(0, y - GAP)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{page_width}" height="{height}" '
+            f'viewBox="0 0 {page_width} {height}">\n'
+            '<rect width="100%" height="100%" fill="white"/>\n' + "".join(placed) + "</svg>\n")
+
+
+def _size(svg):
+    match = re.search(r'<svg [^>]*width="([\d.]+)" height="([\d.]+)"', svg)
+    return int(float(match.group(1))), int(float(match.group(2)))
+
+
+def _checked(chosen, count, what):
+    if chosen is None:
+        return list(range(count))
+    for index in chosen:
+        if not 0 <= index < count:
+            raise ShapeError(f"{what} {index} does not exist: the model has {count} {what}s, numbered 0 to "
+                             f"{count - 1}")
+    return list(chosen)

@@ -1,0 +1,129 @@
+"""Training checkpoints: everything needed to continue a run exactly where it stopped.
+
+A run continues *bit-exactly* (the same losses as a run that never stopped) only if every number that
+influences the next step comes back. That is more than the weights:
+- the model's weights;
+- the optimizer's state: Adam's two running averages and step count for every parameter, and each group's
+  hyperparameters;
+- the schedule's position (which step's learning rate comes next);
+- the random generator's state: it draws the dropout masks. NumPy's `Generator.bit_generator.state` is a
+  small dict of integers, saved as JSON;
+- the position in the data: the epoch and how many of its batches were used. The batches of an epoch are
+  a function of (seed, epoch) (see `minibert/data/batches.py`), so the resumed run replays the epoch's
+  order and masks and skips the batches already used;
+- the run's config, so that `--resume` refuses to continue with different settings.
+
+Writing is atomic (`minibert.io.save_arrays`: a temporary file in the same folder, flushed and fsynced,
+then `os.replace` over the old name). A run killed while writing leaves the previous checkpoint intact,
+plus a stray temporary file, which `remove_partial_files` deletes on the next start.
+
+File layout (one .npz, no pickle): arrays "model/<parameter name>", "optimizer/<position>/exp_avg",
+"optimizer/<position>/exp_avg_sq"; everything else in the JSON meta.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from minibert.errors import CheckpointError
+from minibert.io.npz import load_arrays, save_arrays
+
+CHECKPOINT_FILE = "checkpoint.npz"
+FORMAT = "minibert-training-checkpoint"
+VERSION = 1
+MODEL_PREFIX = "model/"
+OPTIMIZER_PREFIX = "optimizer/"
+
+
+@dataclass
+class RunPosition:
+    """Where a run is: the next step to take and the next batch to read."""
+
+    step: int = 0  # optimizer steps taken
+    total_steps: int = 0  # the steps the schedule was planned for
+    epoch: int = 0  # the epoch the next batch comes from
+    batches_into_epoch: int = 0  # batches of that epoch already used
+    elapsed_seconds: float = 0.0  # training time so far, over every session of the run
+
+
+@dataclass
+class TrainingCheckpoint:
+    run_config: dict  # RunConfig.to_dict()
+    model_config: dict  # BertConfig.to_dict()
+    position: RunPosition
+    model_state: dict  # name -> array
+    optimizer_state: dict  # Optimizer.state_dict() form
+    scheduler_state: dict
+    rng_state: dict  # numpy bit_generator.state
+    data: dict  # fingerprint of the data the run trains on (corpus size and time, vocab sha256)
+
+
+def save_checkpoint(path, model, optimizer, scheduler, run_config, position, data):
+    """Write the whole training state to `path`, atomically."""
+    arrays = {MODEL_PREFIX + name: array for name, array in model.state_dict().items()}
+    optimizer_state = optimizer.state_dict()
+    steps = {}
+    for parameter_position, entries in optimizer_state["state"].items():
+        for key, value in entries.items():
+            if isinstance(value, np.ndarray):
+                arrays[f"{OPTIMIZER_PREFIX}{parameter_position}/{key}"] = value
+            else:
+                steps.setdefault(str(parameter_position), {})[key] = value
+    meta = {
+        "format": FORMAT, "version": VERSION,
+        "run_config": run_config.to_dict(), "model_config": model.config.to_dict(),
+        "position": dataclasses.asdict(position),
+        "optimizer": {"param_groups": optimizer_state["param_groups"], "scalars": steps},
+        "scheduler": scheduler.state_dict(),
+        "rng": model.rng.bit_generator.state,
+        "data": data,
+    }
+    save_arrays(path, arrays, meta)
+
+
+def load_checkpoint(path):
+    """Read a `TrainingCheckpoint`; a missing, damaged or foreign file raises `CheckpointError`."""
+    arrays, meta = load_arrays(path)
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a minibert training checkpoint (format {meta.get('format')!r})")
+    if meta.get("version") != VERSION:
+        raise CheckpointError(f"{path} has version {meta.get('version')!r}; this minibert reads {VERSION}")
+    try:
+        model_state = {name[len(MODEL_PREFIX):]: array for name, array in arrays.items()
+                       if name.startswith(MODEL_PREFIX)}
+        state = {}
+        for parameter_position, scalars in meta["optimizer"]["scalars"].items():
+            state[int(parameter_position)] = dict(scalars)
+        for name, array in arrays.items():
+            if name.startswith(OPTIMIZER_PREFIX):
+                parameter_position, key = name[len(OPTIMIZER_PREFIX):].split("/")
+                state.setdefault(int(parameter_position), {})[key] = array
+        return TrainingCheckpoint(
+            run_config=dict(meta["run_config"]), model_config=dict(meta["model_config"]),
+            position=RunPosition(**meta["position"]), model_state=model_state,
+            optimizer_state={"state": state, "param_groups": meta["optimizer"]["param_groups"]},
+            scheduler_state=meta["scheduler"], rng_state=meta["rng"], data=meta["data"])
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise CheckpointError(f"{path}: the training state in it is incomplete ({type(error).__name__}: "
+                              f"{error}); use an earlier checkpoint or start the run again") from None
+
+
+def restore(checkpoint, model, optimizer, scheduler):
+    """Put the checkpoint's weights, optimizer and schedule state and random state into freshly built
+    objects of the same config. Problems raise `CheckpointError` naming what does not fit."""
+    model.load_state_dict(checkpoint.model_state)
+    optimizer.load_state_dict(checkpoint.optimizer_state)
+    scheduler.load_state_dict(checkpoint.scheduler_state)
+    try:
+        model.rng.bit_generator.state = checkpoint.rng_state
+    except (TypeError, ValueError, KeyError) as error:
+        raise CheckpointError(f"the checkpoint's random-generator state cannot be restored ({error})") \
+            from None
+
+
+def remove_partial_files(folder, name=CHECKPOINT_FILE):
+    """Delete temporary files that a run killed while writing `name` left behind in `folder`."""
+    for stray in Path(folder).glob(f".{name}.*.tmp"):
+        stray.unlink(missing_ok=True)

@@ -1,0 +1,352 @@
+"""The pretraining loop: batch -> model -> pretraining_loss -> backward -> clip -> optimizer.step ->
+scheduler.step, over and over, with evaluation, logs and checkpoints around it.
+
+One step (`train_step`), in the order of docs/design.md:
+1. the model reads a batch; its MLM head runs on the masked positions only;
+2. `pretraining_loss` = masked-LM loss + NSP loss (paper §3.1);
+3. `backward()` fills every parameter's `.grad`;
+4. the gradients are clipped to global norm 1.0 (Google's optimization.py);
+5. the optimizer updates the weights, the scheduler sets the next learning rate, the gradients are cleared.
+A loss (or gradient) that is not a finite number stops the run before step 5, so the weights and the last
+checkpoint stay good.
+
+Around the steps, `Pretraining.run` keeps one progress line up to date, appends to the JSONL log every
+`log_every` steps, evaluates on the held-out split every `eval_every` steps, and writes a checkpoint every
+`checkpoint_every` steps. Ctrl-C asks the loop to stop after the current step and save, so an
+interrupted run resumes exactly (a second Ctrl-C quits at once).
+"""
+
+import collections
+import contextlib
+import math
+import shutil
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+
+from minibert.errors import CheckpointError, MinibertError
+from minibert.model import pretraining_loss
+from minibert.optim import clip_grad_norm
+from minibert.tokenizer import BertTokenizer
+from minibert.train import run_setup
+from minibert.train.checkpointing import (
+    CHECKPOINT_FILE,
+    RunPosition,
+    load_checkpoint,
+    remove_partial_files,
+    restore,
+    save_checkpoint,
+)
+from minibert.train.evaluate import evaluate, run_model
+from minibert.train.fill_mask import masked_examples
+from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
+from minibert.train.metrics import masked_lm_correct, next_sentence_correct, ratio
+from minibert.train.progress import ProgressLine, format_duration, progress_text
+from minibert.viz import sparkline
+
+
+class TrainingDiverged(MinibertError, ArithmeticError):
+    """The loss or the gradient stopped being a finite number."""
+
+
+@dataclass
+class StepResult:
+    loss: float
+    mlm_loss: float
+    nsp_loss: float | None
+    mlm_right: int
+    mlm_total: int
+    nsp_right: int
+    nsp_total: int
+    grad_norm: float  # before clipping
+    lr: float  # the learning rate this step used
+    seconds: float = 0.0
+
+
+@dataclass
+class RunResult:
+    out_dir: Path
+    step: int
+    total_steps: int
+    stopped: str  # "finished", "time limit", "interrupted", "paused"
+    evaluation: object  # the last `Evaluation`, or None
+
+
+def train_step(model, parameters, optimizer, scheduler, batch, config):
+    """One optimizer step on `batch`; returns its `StepResult`. Raises `TrainingDiverged` before changing
+    any weight when the loss or the gradient norm is not finite."""
+    lr = optimizer.param_groups[0]["lr"]
+    output = run_model(model, batch)
+    loss, mlm, nsp = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
+                                      batch["next_sentence_labels"], use_nsp=config.use_nsp)
+    value = loss.item()
+    if not math.isfinite(value):
+        raise TrainingDiverged(f"the loss is {value}")
+    loss.backward()
+    grad_norm = clip_grad_norm(parameters, config.max_grad_norm)
+    if not math.isfinite(grad_norm):
+        optimizer.zero_grad()
+        raise TrainingDiverged(f"the gradient norm is {grad_norm}")
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    mlm_right, mlm_total = masked_lm_correct(output.mlm_logits.data, batch["masked_lm_ids"],
+                                             batch["masked_lm_weights"])
+    nsp_right, nsp_total = next_sentence_correct(output.nsp_logits.data, batch["next_sentence_labels"])
+    return StepResult(value, mlm.item(), nsp.item() if nsp is not None else None, mlm_right, mlm_total,
+                      nsp_right, nsp_total, grad_norm, lr)
+
+
+def batch_stream(batches, epoch, skip):
+    """Yield (epoch, index in epoch, batch) from batch `skip` of `epoch` on, epoch after epoch.
+
+    Epoch e's batches and masks depend only on (seed, e), so skipping the used ones replays a stopped
+    run's data exactly (masking a batch takes milliseconds, so the skip is quick)."""
+    while True:
+        for index, batch in enumerate(batches.epoch(epoch)):
+            if index >= skip:
+                yield epoch, index, batch
+        epoch, skip = epoch + 1, 0
+
+
+@contextlib.contextmanager
+def kernel_threads(threads):
+    """Run the block with `threads` Numba threads (None: leave the count as it is), then restore it."""
+    before = numba.get_num_threads()
+    if threads is not None:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+class StopRequest:
+    """Turns the first Ctrl-C (SIGINT) into a request to stop after the current step."""
+
+    def __init__(self, notify):
+        self.requested = False
+        self.notify = notify
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.requested = True
+        # A second Ctrl-C quits at once (Python's default: KeyboardInterrupt).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.notify("Ctrl-C: stopping after this step and saving a checkpoint (Ctrl-C again to quit now)")
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+class Pretraining:
+    """One run in `out_dir`: builds (or restores) everything in `__init__`, trains in `run()`."""
+
+    def __init__(self, config, out_dir, resume=False, overrides=None, data_dir=None, progress=None,
+                 log=print):
+        """config: a `RunConfig`. To resume, config may be None: the checkpoint's settings are used, with
+        `overrides` ({field: value}) applied; settings that decide the run's numbers cannot change."""
+        self.out_dir = Path(out_dir)
+        self.log = log
+        self.progress = progress or ProgressLine()
+        self.checkpoint_path = self.out_dir / CHECKPOINT_FILE
+        checkpoint = self._checkpoint_to_resume(resume)
+        if checkpoint is not None:
+            asked = config.to_dict() if config is not None else (overrides or {})
+            config = run_setup.config_for_resume(checkpoint.run_config, asked)
+        self.config = config
+        self.shard_dir, vocab_path, self.data_fingerprint = run_setup.prepare_data(config, data_dir, log)
+        self.tokenizer = BertTokenizer(vocab_path)
+        self.train_batches, self.eval_batches = run_setup.open_batches(self.shard_dir, config)
+        self.model = run_setup.build_model(config, self.tokenizer.vocab_size)
+        self.parameters = self.model.parameters()
+        self.optimizer = run_setup.build_optimizer(self.model, config)
+        self.run_log = RunLog(self.out_dir / LOG_FILE)
+        if checkpoint is None:
+            self.position = RunPosition(total_steps=config.steps or self._planned_steps(config))
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(vocab_path, self.out_dir / "vocab.txt")  # fill-mask reads it from here
+        else:
+            run_setup.check_same_run(checkpoint, self.model, self.data_fingerprint, self.checkpoint_path)
+            self.position = checkpoint.position
+        self.scheduler = run_setup.build_scheduler(self.optimizer, config, self.position.total_steps)
+        if checkpoint is not None:
+            restore(checkpoint, self.model, self.optimizer, self.scheduler)
+            remove_partial_files(self.out_dir)
+            self.run_log.drop_after(self.position.step)
+        self.last_checkpoint_step = checkpoint.position.step if checkpoint else None
+        self.evaluation = None
+
+    def _checkpoint_to_resume(self, resume):
+        exists = self.checkpoint_path.is_file()
+        if resume and not exists:
+            raise CheckpointError(f"no checkpoint to resume in {self.out_dir} ({CHECKPOINT_FILE} is "
+                                  "missing); start the run without --resume")
+        if not resume and exists:
+            raise CheckpointError(f"{self.out_dir} already holds a run; continue it with --resume, or start "
+                                  "a new one in another folder (--out DIR) or after deleting this one")
+        return load_checkpoint(self.checkpoint_path) if resume else None
+
+    def _planned_steps(self, config):
+        """Steps that fit in `minutes`, from the measured speed of a pass on the first batch."""
+        first_batch = next(self.train_batches.epoch(0))
+        with kernel_threads(config.threads):
+            seconds = run_setup.measure_pass_seconds(self.model, first_batch, config.use_nsp)
+        steps = run_setup.plan_steps(seconds, config, config.minutes * 60)
+        self.log(f"a forward and backward pass takes {seconds:.2f} s here, so {config.minutes:g} minutes "
+                 f"fit about {steps} steps (repeat this run exactly with --steps {steps})")
+        return steps
+
+    # ----- the loop -----
+    def run(self, stop_after_steps=None, show_examples=True):
+        """Train until the planned steps are done, the time is up, Ctrl-C, or `stop_after_steps` steps
+        have been taken in all (a pause: the run can be resumed). Returns a `RunResult`."""
+        with kernel_threads(self.config.threads):
+            return self._train(stop_after_steps, show_examples)
+
+    def _train(self, stop_after_steps, show_examples):
+        config, position = self.config, self.position
+        kind = "resume" if position.step else "start"
+        self.run_log.write(kind, step=position.step, total_steps=position.total_steps,
+                           config=config.to_dict(), model=self.model.config.to_dict(),
+                           parameters=self.model.num_parameters())
+        self.log(f"{kind} {self.out_dir}: {self.model!r}, step {position.step} of {position.total_steps}")
+        stream = batch_stream(self.train_batches, position.epoch, position.batches_into_epoch)
+        recent = collections.deque(maxlen=max(config.log_every, 20))
+        window = []
+        session_start, elapsed_before = time.perf_counter(), position.elapsed_seconds
+        time_limit = None if config.minutes is None else config.minutes * 60
+        stopped = "finished"
+        with StopRequest(self.progress.message) as stop:
+            while position.step < position.total_steps:
+                if stop.requested:
+                    stopped = "interrupted"
+                elif time_limit is not None and position.elapsed_seconds >= time_limit:
+                    stopped = "time limit"
+                elif stop_after_steps is not None and position.step >= stop_after_steps:
+                    stopped = "paused"
+                if stopped != "finished":
+                    break
+                epoch, index, batch = next(stream)
+                started = time.perf_counter()
+                try:
+                    result = train_step(self.model, self.parameters, self.optimizer, self.scheduler, batch,
+                                        config)
+                except TrainingDiverged as error:
+                    raise self._diverged(error) from None
+                result.seconds = time.perf_counter() - started
+                position.step += 1
+                position.epoch, position.batches_into_epoch = epoch, index + 1
+                position.elapsed_seconds = elapsed_before + time.perf_counter() - session_start
+                recent.append(result)
+                window.append(result)
+                self._show_progress(recent, time_limit)
+                if position.step % config.log_every == 0 or position.step == position.total_steps:
+                    self._log_window(window)
+                    window = []
+                if position.step % config.eval_every == 0:
+                    self._evaluate()
+                if position.step % config.checkpoint_every == 0:
+                    self._save()
+        if window:
+            self._log_window(window)
+        return self._finish(stopped, show_examples)
+
+    def _show_progress(self, recent, time_limit):
+        position = self.position
+        seconds = sum(result.seconds for result in recent) / len(recent)
+        eta = seconds * (position.total_steps - position.step)
+        if time_limit is not None:
+            eta = min(eta, time_limit - position.elapsed_seconds)
+        nsp = None
+        if self.config.use_nsp:
+            nsp = ratio(sum(r.nsp_right for r in recent), sum(r.nsp_total for r in recent))
+        tokens = self.config.batch_size * self.config.max_seq_length
+        self.progress.update(progress_text(
+            position.step, position.total_steps, sum(r.loss for r in recent) / len(recent),
+            ratio(sum(r.mlm_right for r in recent), sum(r.mlm_total for r in recent)), nsp,
+            recent[-1].lr, tokens / seconds, eta))
+
+    def _log_window(self, window):
+        """One "train" record: the averages over the steps since the last record."""
+        count = len(window)
+        tokens = self.config.batch_size * self.config.max_seq_length * count
+        self.run_log.write(
+            "train", step=self.position.step, epoch=self.position.epoch,
+            loss=sum(r.loss for r in window) / count, mlm_loss=sum(r.mlm_loss for r in window) / count,
+            nsp_loss=sum(r.nsp_loss for r in window) / count if self.config.use_nsp else None,
+            mlm_accuracy=ratio(sum(r.mlm_right for r in window), sum(r.mlm_total for r in window)),
+            nsp_accuracy=ratio(sum(r.nsp_right for r in window), sum(r.nsp_total for r in window)),
+            lr=window[-1].lr, grad_norm=window[-1].grad_norm,
+            tokens_per_second=tokens / sum(r.seconds for r in window),
+            elapsed=self.position.elapsed_seconds, losses=[r.loss for r in window])
+
+    def _evaluate(self):
+        if self.eval_batches is None:
+            return
+        self.evaluation = evaluate(self.model, self.eval_batches, self.config.eval_batches,
+                                   self.config.use_nsp)
+        self.run_log.write("eval", step=self.position.step, elapsed=self.position.elapsed_seconds,
+                           **self.evaluation.to_dict())
+        when = format_duration(self.position.elapsed_seconds)
+        self.progress.message(f"step {self.position.step} ({when}): {self.evaluation.summary()}")
+
+    def _save(self):
+        save_checkpoint(self.checkpoint_path, self.model, self.optimizer, self.scheduler, self.config,
+                        self.position, self.data_fingerprint)
+        self.last_checkpoint_step = self.position.step
+
+    def _diverged(self, error):
+        step = self.position.step + 1
+        self.progress.close()
+        self.run_log.write("diverged", step=step, reason=str(error))
+        where = (f"the last good checkpoint is {self.checkpoint_path} (step {self.last_checkpoint_step})"
+                 if self.last_checkpoint_step is not None else "no checkpoint was written yet")
+        return TrainingDiverged(
+            f"step {step}: {error}, so training stopped before changing the weights; {where}. The learning "
+            f"rate may be too high for this model: start a new run with a lower one "
+            f"(e.g. --lr {self.config.lr / 2:g}).")
+
+    def _finish(self, stopped, show_examples):
+        position = self.position
+        if self.last_checkpoint_step != position.step:
+            self._save()
+        if self.eval_batches is not None and (self.evaluation is None or
+                                              position.step % self.config.eval_every != 0):
+            self._evaluate()
+        self.progress.close()
+        self.run_log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds)
+        records = read_log(self.run_log.path)
+        curves = draw_curves(records, self.out_dir)
+        losses = [loss for record in records if record["kind"] == "train" for loss in record["losses"]]
+        self.log(f"{stopped} at step {position.step} of {position.total_steps} after "
+                 f"{format_duration(position.elapsed_seconds)}; checkpoint {self.checkpoint_path}")
+        if losses:
+            self.log(f"loss {losses[0]:.2f} -> {losses[-1]:.2f}  {sparkline(losses, width=60)}")
+        if curves:
+            self.log("curves: " + ", ".join(str(path) for path in curves))
+        if position.step < position.total_steps:
+            self.log(f"continue with: --resume --out {self.out_dir}")
+        if show_examples and self.eval_batches is not None:
+            self.log("how the model fills masks in held-out text:")
+            for line in masked_examples(self.model, self.tokenizer, next(self.eval_batches.epoch(0))):
+                self.log(line)
+        return RunResult(self.out_dir, position.step, position.total_steps, stopped, self.evaluation)
+
+
+def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_after_steps=None,
+             show_examples=True, progress=None, log=print):
+    """Pretrain BERT as `config` says, in the run folder `out_dir`; see `Pretraining`."""
+    run = Pretraining(config, out_dir, resume=resume, overrides=overrides, data_dir=data_dir,
+                      progress=progress, log=log)
+    return run.run(stop_after_steps=stop_after_steps, show_examples=show_examples)

@@ -1,0 +1,444 @@
+"""Tests for minibert.train: the pretraining loop, checkpoints and resuming, evaluation, logs, progress,
+fill-mask and the attention view.
+
+Runs are tiny (the `tiny` model, 32-token sequences, batches of 8, a few steps) on a small corpus built
+once per session from the synthetic grammar, so the whole file runs in well under a minute.
+"""
+
+import io
+import json
+import math
+import os
+import signal
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+import pytest
+
+from minibert.data import build_pretraining_data
+from minibert.data.corpora.corpus_file import write_corpus
+from minibert.data.corpora.synthetic import corpus_documents
+from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
+from minibert.model import BertConfig, BertForPreTraining
+from minibert.tokenizer import BertTokenizer
+from minibert.train import run_setup
+from minibert.train.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
+from minibert.train.checkpointing import RunPosition, load_checkpoint, restore, save_checkpoint
+from minibert.train.evaluate import evaluate
+from minibert.train.fill_mask import fill_mask, masked_examples
+from minibert.train.loading import load_for_inference
+from minibert.train.logs import RunLog, draw_curves, read_log
+from minibert.train.metrics import masked_lm_correct, next_sentence_correct
+from minibert.train.presets import RunConfig, run_preset
+from minibert.train.pretrain import (
+    Pretraining,
+    StopRequest,
+    TrainingDiverged,
+    kernel_threads,
+    pretrain,
+    train_step,
+)
+from minibert.train.progress import ProgressLine, format_duration, progress_text
+
+# threads=1: Numba's threads only slow arrays this small down.
+SMALL_RUN = dict(model="tiny", vocab_size=1000, max_seq_length=32, max_predictions_per_seq=5, batch_size=8,
+                 minutes=None, threads=1, log_every=1, eval_every=4, eval_batches=2, checkpoint_every=3)
+
+
+def make_small_corpus(folder):
+    """A 120-document corpus from the synthetic grammar, with its vocabulary and 32-token shards."""
+    documents = corpus_documents(seed=7, num_documents=120)
+    corpus = write_corpus(folder, "test", documents, progress=lambda _: None)
+    build_pretraining_data(corpus, folder, max_seq_length=32, max_predictions_per_seq=5, vocab_size=1000,
+                           log=lambda _: None)
+    return corpus
+
+
+@pytest.fixture(scope="session")
+def small_corpus(tmp_path_factory):
+    return make_small_corpus(tmp_path_factory.mktemp("corpus"))
+
+
+def small_config(corpus, **changes):
+    return RunConfig(corpus=str(corpus), **{**SMALL_RUN, **changes})
+
+
+def quiet():
+    return {"progress": ProgressLine(io.StringIO(), live=False), "log": lambda _: None,
+            "show_examples": False}
+
+
+def step_losses(run_dir):
+    """Every step's loss, in order, from a run's log."""
+    return [loss for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"
+            for loss in record["losses"]]
+
+
+# ----- the training step -----
+
+def test_tiny_model_overfits_a_handful_of_sequences(small_corpus):
+    """Four sequences, seen again and again, are learned by heart: MLM + NSP loss falls to near zero.
+    A sign error in a gradient, a wrong label or a broken optimizer step keeps the loss high."""
+    config = small_config(small_corpus, lr=3e-3, schedule="constant", steps=100)
+    shard_dir, vocab_path, _ = run_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
+    train_batches, _ = run_setup.open_batches(shard_dir, config)
+    batch = {name: values[:4] for name, values in next(train_batches.epoch(0)).items()}  # fixed masks
+    model = run_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
+    optimizer = run_setup.build_optimizer(model, config)
+    scheduler = run_setup.build_scheduler(optimizer, config, config.steps)
+    with kernel_threads(1):
+        results = [train_step(model, model.parameters(), optimizer, scheduler, batch, config)
+                   for _ in range(100)]
+    assert results[0].loss > 5.0  # about ln(vocab) + ln(2) at the start
+    assert results[-1].loss < 0.05
+    assert results[-1].mlm_right == results[-1].mlm_total and results[-1].nsp_right == 4
+
+
+def test_non_finite_loss_stops_before_the_weights_change(small_corpus, tmp_path):
+    """A NaN in the weights makes the loss NaN: the run stops naming the step and the last good checkpoint,
+    and that checkpoint still loads."""
+    run = Pretraining(small_config(small_corpus, steps=10), tmp_path / "run", data_dir=small_corpus.parent,
+                      progress=ProgressLine(io.StringIO(), live=False), log=lambda _: None)
+    run.run(stop_after_steps=3, show_examples=False)
+    run.model.bert.embeddings.word_embeddings.weight.data[:] = np.nan
+    with pytest.raises(TrainingDiverged) as error:
+        run.run(show_examples=False)
+    message = str(error.value)
+    assert "step 4" in message and "checkpoint.npz (step 3)" in message and "--lr" in message
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.npz").position.step == 3
+
+
+# ----- determinism and resuming -----
+
+def test_same_seed_same_run_and_another_seed_another(small_corpus, tmp_path):
+    """Two runs with one seed log the same losses bit for bit; another seed gives other losses."""
+    config = small_config(small_corpus, steps=5, dropout=0.1)
+    for name, seed in (("a", 0), ("b", 0), ("c", 1)):
+        pretrain(config.replace(seed=seed), tmp_path / name, data_dir=small_corpus.parent, **quiet())
+    assert step_losses(tmp_path / "a") == step_losses(tmp_path / "b")
+    assert len(step_losses(tmp_path / "a")) == 5
+    assert step_losses(tmp_path / "a") != step_losses(tmp_path / "c")
+
+
+def test_resume_after_a_pause_gives_bit_identical_losses(small_corpus, tmp_path):
+    """Stop after 5 of 9 steps, resume: every loss, the final weights and the held-out figures equal a run
+    that never stopped. Dropout is on, so the random state must come back too; the pause falls mid-epoch,
+    between checkpoints (every 3 steps) and between evaluations (every 4)."""
+    config = small_config(small_corpus, steps=9, dropout=0.1)
+    straight = pretrain(config, tmp_path / "straight", data_dir=small_corpus.parent, **quiet())
+    paused = pretrain(config, tmp_path / "paused", data_dir=small_corpus.parent, stop_after_steps=5,
+                      **quiet())
+    assert paused.stopped == "paused" and paused.step == 5
+    resumed = pretrain(None, tmp_path / "paused", resume=True, data_dir=small_corpus.parent, **quiet())
+    assert resumed.step == 9
+    assert step_losses(tmp_path / "paused") == step_losses(tmp_path / "straight")
+    final = {name: load_checkpoint(tmp_path / name / "checkpoint.npz") for name in ("straight", "paused")}
+    for name, array in final["straight"].model_state.items():
+        np.testing.assert_array_equal(final["paused"].model_state[name], array, err_msg=name)
+    assert resumed.evaluation == straight.evaluation
+
+
+def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tmp_path):
+    """Weights, Adam's moments and step counts, the schedule position and the generator state come back
+    exactly into freshly built objects."""
+    config = small_config(small_corpus, steps=4)
+    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent,
+                      progress=ProgressLine(io.StringIO(), live=False), log=lambda _: None)
+    run.run(show_examples=False)
+    checkpoint = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
+    model = run_setup.build_model(config, run.tokenizer.vocab_size)
+    optimizer = run_setup.build_optimizer(model, config)
+    scheduler = run_setup.build_scheduler(optimizer, config, 4)
+    restore(checkpoint, model, optimizer, scheduler)
+    for (name, ours), theirs in zip(model.named_parameters(), run.model.parameters(), strict=True):
+        np.testing.assert_array_equal(ours.data, theirs.data, err_msg=name)
+    for position, state in run.optimizer.state.items():
+        assert optimizer.state[position]["step"] == state["step"] == 4
+        np.testing.assert_array_equal(optimizer.state[position]["exp_avg_sq"], state["exp_avg_sq"])
+    assert scheduler.step_count == 4 and optimizer.param_groups[0]["lr"] == 0.0  # decayed to 0 at the end
+    assert model.rng.random() == run.model.rng.random()
+    assert checkpoint.position == RunPosition(step=4, total_steps=4, epoch=0, batches_into_epoch=4,
+                                              elapsed_seconds=checkpoint.position.elapsed_seconds)
+
+
+def test_resume_refuses_settings_that_change_the_numbers(small_corpus, tmp_path):
+    """Resuming with another learning rate would not continue the run: refused before training, with the
+    saved value named. Changing only the time limit or the logging is allowed."""
+    config = small_config(small_corpus, steps=4)
+    pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, stop_after_steps=2, **quiet())
+    with pytest.raises(CheckpointError, match=r"lr=0\.001, not 0\.005"):
+        Pretraining(None, tmp_path / "run", resume=True, overrides={"lr": 5e-3}, data_dir=small_corpus.parent)
+    result = pretrain(None, tmp_path / "run", resume=True, overrides={"minutes": 30.0, "eval_every": 1},
+                      data_dir=small_corpus.parent, **quiet())
+    assert result.step == 4
+
+
+def test_resume_and_new_run_guard_the_folder(small_corpus, tmp_path):
+    """--resume with no checkpoint, and a new run over an existing one, are refused with the fix."""
+    config = small_config(small_corpus, steps=2)
+    with pytest.raises(CheckpointError, match="without --resume"):
+        Pretraining(config, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
+    pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, **quiet())
+    with pytest.raises(CheckpointError, match="already holds a run"):
+        Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "other file"])
+def test_a_corrupt_checkpoint_is_refused_clearly(small_corpus, tmp_path, damage):
+    """A truncated, overwritten or foreign checkpoint raises CheckpointError naming the file, before any
+    training."""
+    pretrain(small_config(small_corpus, steps=2), tmp_path / "run", data_dir=small_corpus.parent, **quiet())
+    path = tmp_path / "run" / "checkpoint.npz"
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"not a checkpoint at all")
+    else:
+        BertForPreTraining(BertConfig.preset("tiny")).save(path)
+    with pytest.raises(CheckpointError, match="checkpoint.npz"):
+        Pretraining(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
+
+
+def test_a_checkpoint_from_a_different_model_is_refused(small_corpus, tmp_path):
+    """A checkpoint whose model config differs from the one the run builds is refused, naming both."""
+    config = small_config(small_corpus, steps=2)
+    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent,
+                      progress=ProgressLine(io.StringIO(), live=False), log=lambda _: None)
+    other = run_setup.build_model(config.replace(model="mini", max_seq_length=32), run.tokenizer.vocab_size)
+    save_checkpoint(tmp_path / "run" / "checkpoint.npz", other, run_setup.build_optimizer(other, config),
+                    run.scheduler, config, run.position, run.data_fingerprint)
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.npz").model_config["hidden_size"] == 256
+    with pytest.raises(CheckpointError, match="another config.*H=256.*H=64"):
+        Pretraining(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
+
+
+# ----- bad settings are refused before training -----
+
+@pytest.mark.parametrize("changes, words", [
+    ({"max_seq_length": 256}, "max_position_embeddings=128"),
+    ({"max_predictions_per_seq": 40}, "does not fit in max_seq_length=32"),
+    ({"batch_size": 0}, "batch_size=0"),
+    ({"steps": None}, "needs an end"),
+    ({"lr": float("nan")}, "lr=nan"),
+    ({"warmup": 1.5}, "warmup=1.5"),
+    ({"optimizer": "sgd"}, "optimizer='sgd'"),
+])
+def test_settings_that_cannot_work_are_refused(small_corpus, changes, words):
+    """Each impossible setting raises ConfigError naming the value."""
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        small_config(small_corpus, **{"steps": 2, **changes})
+
+
+def test_a_batch_larger_than_the_training_split_is_refused(small_corpus, tmp_path):
+    """A batch size no epoch can fill would loop forever: refused with the split's size."""
+    with pytest.raises(DataError, match="fewer than batch_size=100000"):
+        Pretraining(small_config(small_corpus, steps=2, batch_size=100000), tmp_path / "run",
+                    data_dir=small_corpus.parent)
+
+
+def test_unknown_presets_and_fields_are_refused():
+    """Presets and settings are checked by name."""
+    with pytest.raises(ConfigError, match="unknown run preset 'huge'"):
+        run_preset("huge")
+    with pytest.raises(ConfigError, match="unknown run settings"):
+        RunConfig.from_dict({"learning_rate": 1e-3})
+    assert run_preset("mini").max_seq_length == 128 and run_preset("mini").batch_size == 32
+    assert run_preset("mini").max_predictions_per_seq == 20
+
+
+# ----- Ctrl-C -----
+
+def test_ctrl_c_becomes_a_stop_request():
+    """The first SIGINT sets the request (and tells the user); a second would raise KeyboardInterrupt;
+    leaving the block puts the previous handler back."""
+    messages = []
+    before = signal.getsignal(signal.SIGINT)
+    with StopRequest(messages.append) as stop:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert stop.requested and "Ctrl-C" in messages[0]
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+# ----- metrics and evaluation -----
+
+def test_accuracy_counts_only_real_masked_positions():
+    """Padding slots (weight 0) are neither right nor wrong; NSP counts every sequence."""
+    logits = np.zeros((2, 3, 4))
+    logits[0, 0, 1] = logits[0, 1, 2] = logits[0, 2, 3] = logits[1, 0, 0] = 1.0  # guesses 1 2 3 / 0 0 0
+    ids = np.array([[1, 0, 3], [0, 2, 0]])
+    weights = np.array([[1, 1, 0], [1, 0, 0]], dtype=np.float32)
+    assert masked_lm_correct(logits, ids, weights) == (2, 3)
+    assert next_sentence_correct(np.array([[2.0, 1.0], [0.0, 1.0], [3.0, 0.0]]), [0, 0, 1]) == (1, 3)
+
+
+def test_evaluation_is_repeatable_and_leaves_the_model_as_it_was(small_corpus):
+    """Two evaluations of one model give the same figures (same batches, same masks, no dropout); the
+    model goes back to training mode and its random state is untouched."""
+    config = small_config(small_corpus, steps=2, dropout=0.1)
+    shard_dir, vocab_path, _ = run_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
+    _, eval_batches = run_setup.open_batches(shard_dir, config)
+    model = run_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
+    state = model.rng.bit_generator.state
+    first, second = evaluate(model, eval_batches, 2), evaluate(model, eval_batches, 2)
+    assert first == second and first.sequences == 16 and 0 < first.predictions <= 16 * 5
+    assert model.training and model.rng.bit_generator.state == state
+    assert math.isclose(first.mlm_loss, math.log(model.config.vocab_size), rel_tol=0.1)  # untrained: uniform
+
+
+# ----- logs and progress -----
+
+def test_log_survives_a_half_written_line_and_drops_steps_after_a_checkpoint(tmp_path):
+    """read_log skips a line cut short by a kill; drop_after forgets steps a resumed run will redo."""
+    log = RunLog(tmp_path / "log.jsonl")
+    for step in (1, 2, 3):
+        log.write("train", step=step, loss=float(step), mlm_accuracy=float("nan"))
+    with open(log.path, "a") as file:
+        file.write('{"kind": "train", "st')
+    records = read_log(log.path)
+    assert [record["step"] for record in records] == [1, 2, 3] and records[0]["mlm_accuracy"] is None
+    log.drop_after(2)
+    assert [record["step"] for record in read_log(log.path)] == [1, 2]
+
+
+def test_curves_are_valid_svg_with_one_line_per_series(tmp_path):
+    """loss.svg and accuracy.svg parse as XML and hold the series that have points."""
+    records = [{"kind": "train", "step": s, "loss": 7.0 - s, "mlm_loss": 6.0 - s, "mlm_accuracy": s / 10,
+                "nsp_accuracy": 0.5} for s in (1, 2, 3)]
+    records.append({"kind": "eval", "step": 3, "mlm_loss": 4.0, "nsp_loss": 0.6, "mlm_accuracy": 0.2,
+                    "nsp_accuracy": 0.6})
+    paths = draw_curves(records, tmp_path)
+    assert sorted(path.name for path in paths) == ["accuracy.svg", "loss.svg"]
+    for path in paths:
+        series = [element for element in ElementTree.parse(path).iter()
+                  if element.get("class") == "series"]
+        assert len(series) == 4
+
+
+def test_progress_is_one_live_line_on_a_terminal_and_plain_lines_elsewhere():
+    """A terminal gets carriage returns and no newline until close(); a file gets whole lines, at most
+    one per interval (plus forced ones)."""
+    terminal = io.StringIO()
+    line = ProgressLine(terminal, live=True)
+    line.update("step 1/10")
+    line.update("step 2/10")
+    assert terminal.getvalue() == "\rstep 1/10\rstep 2/10" and "\n" not in terminal.getvalue()
+    line.message("evaluated")
+    assert terminal.getvalue().endswith("evaluated\nstep 2/10")
+    line.close()
+    assert terminal.getvalue().endswith("\n")
+    pipe = io.StringIO()
+    plain = ProgressLine(pipe, live=False, every=3600)
+    plain.update("first")
+    plain.update("second")
+    plain.update("third", force=True)
+    assert pipe.getvalue() == "first\nthird\n"
+
+
+def test_progress_text_shows_every_figure():
+    """step/total, loss, MLM and NSP accuracy, learning rate, tokens/s and ETA all appear."""
+    text = progress_text(420, 3000, 5.8123, 0.142, 0.61, 9.1e-4, 6010.4, 425)
+    assert text == ("step 420/3000  loss 5.812  MLM 14.2%  NSP 61.0%  lr 9.1e-04  6,010 tok/s  ETA 7:05")
+    assert format_duration(3723) == "1:02:03" and format_duration(float("nan")) == "?"
+
+
+# ----- looking inside: fill-mask, attention, loading -----
+
+@pytest.fixture(scope="module")
+def trained_run(small_corpus, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run") / "run"
+    pretrain(small_config(small_corpus, steps=3), folder, data_dir=small_corpus.parent, **quiet())
+    return folder
+
+
+def test_fill_mask_gives_sorted_probabilities_per_mask_in_english_and_chinese(trained_run):
+    """One list per [MASK]; probabilities are in (0, 1], sorted, and match a softmax over the vocabulary
+    (so the top k sum to at most 1). Chinese text without spaces works: each character is a token."""
+    model, tokenizer = load_for_inference(trained_run)
+    for text, masks in (("anna [MASK] a little [MASK] .", 2), ("小明给小红[MASK]一本书。", 1)):
+        predictions = fill_mask(model, tokenizer, text, top_k=4)
+        assert len(predictions) == masks
+        for candidates in predictions:
+            probabilities = [probability for _, probability in candidates]
+            assert len(candidates) == 4 and probabilities == sorted(probabilities, reverse=True)
+            assert 0 < sum(probabilities) <= 1 + 1e-9
+    with pytest.raises(TokenizerError, match=r"no \[MASK\]"):
+        fill_mask(model, tokenizer, "nothing to guess")
+    with pytest.raises(ShapeError, match="max_position_embeddings=128"):
+        fill_mask(model, tokenizer, "word " * 200 + "[MASK]")
+
+
+def test_masked_examples_show_held_out_text_with_answers(trained_run, small_corpus):
+    """The end-of-run demo shows decoded text with [MASK]s, a guess line per mask, and the true token."""
+    model, tokenizer = load_for_inference(trained_run)
+    config = small_config(small_corpus, steps=1)
+    shard_dir, _, _ = run_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
+    _, eval_batches = run_setup.open_batches(shard_dir, config)
+    lines = masked_examples(model, tokenizer, next(eval_batches.epoch(0)), count=2)
+    texts = [line for line in lines if not line.startswith("    [MASK]")]
+    guesses = [line for line in lines if line.startswith("    [MASK]")]
+    assert len(texts) == 2 and all("[MASK]" in text for text in texts)
+    assert sum(text.count("[MASK]") for text in texts) == len(guesses)
+    assert all("(answer: " in guess for guess in guesses)
+
+
+def test_run_folder_and_from_pretrained_folder_load_the_same_model(trained_run, tmp_path):
+    """`--model` accepts a run folder and a save_pretrained folder; both give the same guesses. A missing
+    folder, or one that holds neither, is refused with what to give instead."""
+    model, tokenizer = load_for_inference(trained_run)
+    model.vocab_file = str(trained_run / "vocab.txt")
+    model.save_pretrained(tmp_path / "hf")
+    again, tokenizer_again = load_for_inference(tmp_path / "hf")
+    text = "anna [MASK] a little tired ."
+    assert fill_mask(model, tokenizer, text) == fill_mask(again, tokenizer_again, text)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_for_inference(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="neither"):
+        load_for_inference(tmp_path / "empty")
+
+
+def test_attention_rows_are_distributions_and_causal_ones_stop_at_the_diagonal(trained_run):
+    """Every row of every head sums to 1; with a causal mask nothing above the diagonal is attended to.
+    The terminal view names each head; the SVG page parses and holds one cell per matrix entry."""
+    model, tokenizer = load_for_inference(trained_run)
+    tokens, attentions = attention_maps(model, tokenizer, "anna felt tired .")
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+    assert len(attentions) == model.config.num_hidden_layers
+    for layer in attentions:
+        assert layer.shape == (model.config.num_attention_heads, len(tokens), len(tokens))
+        np.testing.assert_allclose(layer.sum(axis=-1), 1.0, rtol=1e-5)
+    text = attention_text(tokens, attentions, layers=[1], heads=[0])
+    assert text.startswith("layer 1, head 0") and "anna" in text and "layer 0" not in text
+    svg = ElementTree.fromstring(attention_svg(tokens, attentions))
+    cells = [element for element in svg.iter() if element.get("class") == "cell"]
+    assert len(cells) == len(attentions) * attentions[0].shape[0] * len(tokens) ** 2
+    with pytest.raises(ShapeError, match="layer 9 does not exist"):
+        attention_text(tokens, attentions, layers=[9])
+    causal = BertForPreTraining(BertConfig.from_dict({**model.config.to_dict(), "attention": "causal"}))
+    causal.load_state_dict(model.state_dict())
+    _, causal_attentions = attention_maps(causal, tokenizer, "anna felt tired .")
+    above = np.triu(np.ones((len(tokens), len(tokens)), dtype=bool), k=1)
+    assert np.all(causal_attentions[0][:, above] == 0)
+
+
+def test_tiled_svg_places_each_picture_once():
+    """tile_svgs nests each picture as an <svg> with its own x and y, and the page is big enough."""
+    picture = ('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50">'
+               "<rect/></svg>\n")
+    page = ElementTree.fromstring(tile_svgs([[picture, picture], [picture]]))
+    nested = [(element.get("x"), element.get("y")) for element in page
+              if element.tag.endswith("svg")]
+    assert nested == [("0", "0"), ("116", "0"), ("0", "66")]
+    assert (page.get("width"), page.get("height")) == ("216", "116")
+
+
+def test_run_log_records_start_train_eval_end(trained_run):
+    """A run's log has a start record with the config, train records for each step, evaluations, an end."""
+    records = read_log(trained_run / "log.jsonl")
+    kinds = [record["kind"] for record in records]
+    assert kinds[0] == "start" and kinds[-1] == "end" and "eval" in kinds
+    assert records[0]["config"]["model"] == "tiny"
+    assert [record["step"] for record in records if record["kind"] == "train"] == [1, 2, 3]
+    assert json.loads((trained_run / "log.jsonl").read_text().splitlines()[-1])["stopped"] == "finished"
