@@ -52,11 +52,7 @@ def group_of(name):
     return "loss" if name.endswith("loss") else "outputs"
 
 
-# The NumPy reference backend computes the exact GELU with an erf approximation good to 1.2e-7
-# (kernels/gelu.py), which is coarser than the float64 bound on logits near 0; on bert_f64 it gets its own
-# test below. Every other pair must meet the fixture's tolerances.
-CASES = [(backend, folder) for backend in ("numba", "numpy") for folder in FOLDERS
-         if (backend, folder) != ("numpy", "bert_f64")]
+CASES = [(backend, folder) for backend in ("numba", "numpy") for folder in FOLDERS]
 
 
 @pytest.mark.parametrize("backend, folder", CASES)
@@ -77,19 +73,12 @@ def test_matches_huggingface(backend, folder):
                                    err_msg=f"{folder}: {name}")
 
 
-def test_numpy_backend_float64_is_limited_by_its_erf():
-    """On the NumPy reference kernels, bert_f64 agrees to within the erf approximation's error (1.2e-7 in
-    erf, a few times that after the layers), not to rounding: the one known gap between the backends."""
-    with use_backend("numpy"):
-        _, golden, _, ours = run_minibert("bert_f64")
-    for name, value in ours.items():
-        assert np.abs(value - golden[name]).max() <= 1e-6, name
-
-
-def test_float64_agrees_to_rounding():
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_float64_agrees_to_rounding(backend):
     """In float64 the agreement is far tighter than the stated 1e-5: 1e-12 relative to each tensor's scale,
-    so a small systematic difference (a different GELU, eps or mask constant) cannot hide under the bound."""
-    with use_backend("numba"):
+    on both backends, so a small systematic difference (a different GELU, erf, eps or mask constant) cannot
+    hide under the bound."""
+    with use_backend(backend):
         _, golden, _, ours = run_minibert("bert_f64")
     for name, value in ours.items():
         scale = max(np.abs(golden[name]).max(), 1.0)
