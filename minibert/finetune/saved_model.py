@@ -39,6 +39,9 @@ def write_record(out_dir, task, record):
 
 def read_record(model_dir):
     path = Path(model_dir) / RECORD_FILE
+    if not Path(model_dir).is_dir():
+        raise CheckpointError(f"model folder {model_dir} does not exist; give the --out folder of "
+                              "`python -m minibert finetune`")
     if not path.is_file():
         raise CheckpointError(f"{model_dir} has no {RECORD_FILE}: it is not a model written by "
                               "`python -m minibert finetune --out DIR`; fine-tune one first")
