@@ -21,6 +21,10 @@ from minibert.errors import MinibertError, ShapeError
 # graph memory.
 _grad_enabled = True
 
+# An `OpTimes` (profile.py) while `profile_ops()` runs, else None: then each op's forward and backward is
+# timed. Off, it costs one comparison per op.
+_op_timer = None
+
 
 class no_grad(contextlib.ContextDecorator):
     """Record no graph inside this block (or function, used as a decorator), as `torch.no_grad`."""
@@ -230,7 +234,8 @@ class Tensor:
                                     "A graph is freed after backward() to save memory; call "
                                     "backward(retain_graph=True) the first time if you need to go back twice, or "
                                     "recompute the forward pass")
-            input_grads = function.backward(grad_output)
+            input_grads = (function.backward(grad_output) if _op_timer is None
+                           else _op_timer.time(function, "backward", grad_output))
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
             for tensor, input_grad in zip(function.inputs, input_grads, strict=True):
@@ -280,7 +285,9 @@ class Function:
         tensors = tuple(_as_input(x, inputs) for x in inputs)
         function = cls()
         function.needs_grad = tuple(t.requires_grad for t in tensors)
-        output = function.forward(*(t.data for t in tensors), **options)
+        arrays = tuple(t.data for t in tensors)
+        output = (function.forward(*arrays, **options) if _op_timer is None
+                  else _op_timer.time(function, "forward", *arrays, **options))
         requires_grad = _grad_enabled and any(function.needs_grad)
         result = Tensor(output, requires_grad=requires_grad and np.issubdtype(output.dtype, np.floating))
         if result.requires_grad:

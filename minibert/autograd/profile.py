@@ -1,0 +1,63 @@
+"""Where a training step spends its time, op by op: an opt-in timer around every forward and backward.
+
+    with profile_ops() as times:
+        loss = pretraining_loss(model(...), ...)[0]
+        loss.backward()
+    print(times.table())
+
+Each `Function` subclass (MatMul, GELU, LayerNorm, ...) gets one row: how often it ran and the seconds its
+forward and its backward took, kernels included. Outside the `with` block nothing is timed, and the engine
+pays one comparison per op (tensor.py's `_op_timer`).
+"""
+
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+
+from minibert.autograd import tensor
+
+
+class OpTimes:
+    """Seconds per op name and phase ("forward" or "backward"), and call counts."""
+
+    def __init__(self):
+        self.seconds = defaultdict(float)  # (op name, phase) -> seconds
+        self.calls = defaultdict(int)  # (op name, phase) -> calls
+
+    def time(self, function, phase, *args, **kwargs):
+        """Run function.forward or function.backward (by `phase`) and add its duration to the op's row."""
+        start = time.perf_counter()
+        result = getattr(function, phase)(*args, **kwargs)
+        key = (function.name, phase)
+        self.seconds[key] += time.perf_counter() - start
+        self.calls[key] += 1
+        return result
+
+    def ops(self):
+        """Op names, the costliest (forward + backward) first."""
+        names = {name for name, _ in self.seconds}
+        return sorted(names, key=lambda name: -self.total(name))
+
+    def total(self, name=None):
+        """Seconds of one op (both phases), or of all ops."""
+        return sum(seconds for (op, _), seconds in self.seconds.items() if name in (None, op))
+
+    def table(self, title="op"):
+        """One line per op: calls, forward and backward milliseconds, share of the total."""
+        total = self.total() or 1.0
+        lines = [f"{title:16s} {'calls':>5s} {'forward ms':>11s} {'backward ms':>12s} {'share':>6s}"]
+        for name in self.ops():
+            forward, backward = self.seconds[(name, "forward")], self.seconds[(name, "backward")]
+            lines.append(f"{name:16s} {self.calls[(name, 'forward')]:5d} {forward * 1e3:11.1f} "
+                         f"{backward * 1e3:12.1f} {(forward + backward) / total:6.1%}")
+        return "\n".join(lines)
+
+
+@contextmanager
+def profile_ops():
+    """Time every op's forward and backward inside the block; yields the `OpTimes` that collects them."""
+    previous, tensor._op_timer = tensor._op_timer, OpTimes()
+    try:
+        yield tensor._op_timer
+    finally:
+        tensor._op_timer = previous
