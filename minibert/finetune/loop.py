@@ -29,6 +29,7 @@ from minibert.finetune.model_files import read_weights
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, clip_grad_norm, linear_warmup_linear_decay
 from minibert.train.logs import LOG_FILE, RunLog
+from minibert.train.nonfinite import describe_nonfinite
 from minibert.train.pretrain import TrainingDiverged
 from minibert.train.progress import ProgressLine, format_duration
 
@@ -126,8 +127,12 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
         model.train()
         for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
             lr = optimizer.param_groups[0]["lr"]
-            losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
-                                     task.batch([train_features[i] for i in indexes])))
+            try:
+                losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
+                                         task.batch([train_features[i] for i in indexes])))
+            except TrainingDiverged as error:
+                progress.close()
+                raise TrainingDiverged(f"step {step + 1} (epoch {epoch}): {error}") from None
             step += 1
             elapsed = time.perf_counter() - started
             progress.update(f"epoch {epoch}/{settings.epochs}  step {step}/{total_steps}  loss "
@@ -186,12 +191,14 @@ def train_step(task, model, parameters, optimizer, scheduler, settings, batch):
     loss = task.loss(model, batch)
     value = loss.item()
     if not math.isfinite(value):
-        raise TrainingDiverged(f"the fine-tuning loss is {value}; lower the learning rate")
+        where = describe_nonfinite(model, gradients=False)
+        raise TrainingDiverged(f"the fine-tuning loss is {value}; {where}; lower the learning rate")
     loss.backward()
     grad_norm = clip_grad_norm(parameters, settings.max_grad_norm)
     if not math.isfinite(grad_norm):
+        where = describe_nonfinite(model, gradients=True)
         optimizer.zero_grad()
-        raise TrainingDiverged(f"the gradient norm is {grad_norm}; lower the learning rate")
+        raise TrainingDiverged(f"the gradient norm is {grad_norm}; {where}; lower the learning rate")
     optimizer.step()
     scheduler.step()
     optimizer.zero_grad()

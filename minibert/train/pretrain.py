@@ -11,9 +11,9 @@ A loss (or gradient) that is not a finite number stops the run before step 5, so
 checkpoint stay good.
 
 Around the steps, `Pretraining.run` keeps one progress line up to date, appends to the JSONL log every
-`log_every` steps, evaluates on the held-out split every `eval_every` steps, and writes a checkpoint every
-`checkpoint_every` steps. Ctrl-C asks the loop to stop after the current step and save, so an
-interrupted run resumes exactly (a second Ctrl-C quits at once).
+`log_every` steps, evaluates on the held-out split every `eval_every` steps (or `eval_every_minutes`), and
+writes a checkpoint every `checkpoint_every` steps. Ctrl-C asks the loop to stop after the current step and
+save, so an interrupted run resumes exactly (a second Ctrl-C quits at once).
 """
 
 import collections
@@ -45,6 +45,7 @@ from minibert.train.evaluate import evaluate, run_model
 from minibert.train.fill_mask import masked_examples
 from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct, ratio
+from minibert.train.nonfinite import describe_nonfinite
 from minibert.train.progress import ProgressLine, format_duration, progress_text
 from minibert.viz import sparkline
 
@@ -85,12 +86,13 @@ def train_step(model, parameters, optimizer, scheduler, batch, config):
                                       batch["next_sentence_labels"], use_nsp=config.use_nsp)
     value = loss.item()
     if not math.isfinite(value):
-        raise TrainingDiverged(f"the loss is {value}")
+        raise TrainingDiverged(f"the loss is {value}; {describe_nonfinite(model, gradients=False)}")
     loss.backward()
     grad_norm = clip_grad_norm(parameters, config.max_grad_norm)
     if not math.isfinite(grad_norm):
+        where = describe_nonfinite(model, gradients=True)
         optimizer.zero_grad()
-        raise TrainingDiverged(f"the gradient norm is {grad_norm}")
+        raise TrainingDiverged(f"the gradient norm is {grad_norm}; {where}")
     optimizer.step()
     scheduler.step()
     optimizer.zero_grad()
@@ -186,6 +188,7 @@ class Pretraining:
             self.run_log.drop_after(self.position.step)
         self.last_checkpoint_step = checkpoint.position.step if checkpoint else None
         self.evaluation = None
+        self.last_evaluation_seconds = self.position.elapsed_seconds
 
     def _checkpoint_to_resume(self, resume):
         exists = self.checkpoint_path.is_file()
@@ -254,13 +257,21 @@ class Pretraining:
                 if position.step % config.log_every == 0 or position.step == position.total_steps:
                     self._log_window(window)
                     window = []
-                if position.step % config.eval_every == 0:
+                if position.step % config.eval_every == 0 or self._evaluation_due():
                     self._evaluate()
                 if position.step % config.checkpoint_every == 0:
                     self._save()
         if window:
             self._log_window(window)
         return self._finish(stopped, show_examples)
+
+    def _evaluation_due(self):
+        """With `eval_every_minutes`: has the run's time passed a multiple of it since the last evaluation?"""
+        every = self.config.eval_every_minutes
+        if every is None:
+            return False
+        last = self.last_evaluation_seconds
+        return self.position.elapsed_seconds // (every * 60) > last // (every * 60)
 
     def _show_progress(self, recent, time_limit):
         position = self.position
@@ -296,6 +307,7 @@ class Pretraining:
             return
         self.evaluation = evaluate(self.model, self.eval_batches, self.config.eval_batches,
                                    self.config.use_nsp)
+        self.last_evaluation_seconds = self.position.elapsed_seconds
         self.run_log.write("eval", step=self.position.step, elapsed=self.position.elapsed_seconds,
                            **self.evaluation.to_dict())
         when = format_duration(self.position.elapsed_seconds)
