@@ -17,6 +17,7 @@ from minibert.data import PretrainingBatches, build_pretraining_data
 from minibert.data.shards import read_manifest
 from minibert.errors import CheckpointError, DataError
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+from minibert.model.memory import check_step_memory
 from minibert.optim import LRScheduler, bert_param_groups, constant, linear_warmup_linear_decay
 from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
@@ -25,7 +26,8 @@ from minibert.train.presets import RunConfig
 
 # Settings that change no number of the run, only what it prints, saves and when it stops: a resumed run
 # may change them. Every other setting must stay as the checkpoint recorded it.
-SESSION_SETTINGS = ("minutes", "log_every", "eval_every", "eval_batches", "checkpoint_every")
+SESSION_SETTINGS = ("minutes", "log_every", "eval_every", "eval_batches", "eval_every_minutes",
+                    "checkpoint_every")
 
 
 def prepare_data(config, data_dir=None, log=print):
@@ -59,6 +61,8 @@ def build_model(config, vocab_size):
     dropout and attention, initialised from the run's seed."""
     model_config = BertConfig.preset(config.model, vocab_size=vocab_size, hidden_dropout_prob=config.dropout,
                                      attention_probs_dropout_prob=config.dropout, attention=config.attention)
+    # Before the first step: a batch far too large for this machine fails now, with the sizes to lower.
+    check_step_memory(model_config, config.batch_size, config.max_seq_length, config.max_predictions_per_seq)
     return BertForPreTraining(model_config, seed=config.seed)
 
 
