@@ -1,0 +1,344 @@
+"""Interrupted and diverging pretraining runs: nothing lost, nothing loaded that is half written.
+
+- SIGKILL at random moments, including in the middle of a checkpoint write, round after round: the last
+  good checkpoint always loads, it is never more than `checkpoint_every` steps behind the log, and the run
+  resumed from it ends with exactly the losses of a run that was never interrupted. The rounds run as
+  `python -m minibert pretrain` subprocesses. MINIBERT_KILL_ROUNDS sets their number (default 2, to keep
+  the suite quick; the issue asks for 20 in a row: MINIBERT_KILL_ROUNDS=20).
+- SIGINT (Ctrl-C): the run saves at the step it was on and exits with 130; resuming continues exactly.
+- A full disk during a checkpoint write: the error says the previous checkpoint is unchanged, and it is.
+- A NaN or inf in the weights or the gradients: the run stops before changing any weight, naming the step
+  and the parameter, and the last checkpoint is the state it stopped at.
+- A batch far larger than the memory: refused before the model is built.
+"""
+
+import io
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from minibert.autograd import Tensor
+from minibert.data import build_pretraining_data
+from minibert.data.corpora.corpus_file import write_corpus
+from minibert.data.corpora.synthetic import corpus_documents
+from minibert.errors import CheckpointError
+from minibert.model.memory import OutOfMemoryError
+from minibert.train.checkpointing import load_checkpoint
+from minibert.train.logs import read_log
+from minibert.train.presets import run_preset
+from minibert.train.pretrain import Pretraining, TrainingDiverged, pretrain
+from minibert.train.progress import ProgressLine
+
+ROOT = Path(__file__).resolve().parent.parent
+KILL_ROUNDS = int(os.environ.get("MINIBERT_KILL_ROUNDS", "2"))
+# The run every test here trains: tiny model, 32-token sequences, batches of 8, one kernel thread.
+RUN = dict(vocab_size=1000, max_seq_length=32, max_predictions_per_seq=5, batch_size=8, threads=1,
+           minutes=None, log_every=1, eval_every=10_000, eval_batches=1)
+CHECKPOINT_EVERY = 3
+STEPS = 10 + 8 * KILL_ROUNDS  # enough for every round to make progress
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A 120-document synthetic corpus with its vocabulary and shards, built once."""
+    folder = tmp_path_factory.mktemp("corpus")
+    path = write_corpus(folder, "kill", corpus_documents(seed=3, num_documents=120), progress=lambda _: None)
+    build_pretraining_data(path, folder, max_seq_length=32, max_predictions_per_seq=5, vocab_size=1000,
+                           log=lambda _: None)
+    return path
+
+
+def config(corpus, **changes):
+    return run_preset("tiny", corpus=str(corpus), **{**RUN, "checkpoint_every": CHECKPOINT_EVERY, **changes})
+
+
+def quiet():
+    return {"progress": ProgressLine(io.StringIO(), live=False), "log": lambda _: None}
+
+
+def step_losses(run_dir):
+    return [loss for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"
+            for loss in record["losses"]]
+
+
+@pytest.fixture(scope="module")
+def reference_losses(corpus, tmp_path_factory):
+    """The losses of the run the interrupted ones must reproduce, trained without interruption (in this
+    process): STEPS steps."""
+    run_dir = tmp_path_factory.mktemp("reference") / "run"
+    pretrain(config(corpus, steps=STEPS), run_dir, data_dir=corpus.parent, show_examples=False, **quiet())
+    return step_losses(run_dir)
+
+
+# ----- the command line in a child process, with two markers on stdout -----
+
+CHILD = """
+import runpy, sys, time
+import numpy as np
+import minibert.train.checkpointing as checkpointing
+from minibert.train.pretrain import Pretraining
+
+real_save, real_write_array, in_save = checkpointing.save_arrays, np.lib.format.write_array, [None]
+
+def save_arrays(path, arrays, meta):  # count the arrays of this checkpoint as they are written
+    in_save[0] = 0
+    try:
+        return real_save(path, arrays, meta)
+    finally:
+        in_save[0] = None
+
+def write_array(file, array, **options):  # halfway through a checkpoint: say so, and linger there
+    real_write_array(file, array, **options)
+    if in_save[0] is not None:
+        in_save[0] += 1
+        if in_save[0] == 20:
+            print("MARK mid-checkpoint", flush=True)
+            time.sleep(0.15)
+
+real_run = Pretraining.run
+
+def run(self, *args, **kwargs):
+    print("MARK training", flush=True)
+    return real_run(self, *args, **kwargs)
+
+checkpointing.save_arrays, np.lib.format.write_array, Pretraining.run = save_arrays, write_array, run
+sys.argv = ["minibert", *sys.argv[1:]]
+runpy.run_module("minibert", run_name="__main__", alter_sys=True)
+"""
+
+
+def child_arguments(corpus, out_dir, steps, resume, checkpoint_every=CHECKPOINT_EVERY):
+    arguments = ["pretrain", "--preset", "tiny", "--corpus", str(corpus), "--data-dir", str(corpus.parent),
+                 "--out", str(out_dir), "--no-examples", "--checkpoint-every", str(checkpoint_every)]
+    if resume:
+        return [*arguments, "--resume"]
+    options = {**RUN, "steps": steps}
+    del options["minutes"]
+    return [*arguments, *[item for name, value in options.items()
+                          for item in (f"--{name.replace('_', '-')}", str(value))]]
+
+
+class Child:
+    """`python -m minibert pretrain ...` running, with its stdout markers collected by a thread."""
+
+    def __init__(self, arguments):
+        paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        self.process = subprocess.Popen([sys.executable, "-c", CHILD, *arguments], env=environment,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.marks = []
+        self.changed = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            if line.startswith("MARK "):
+                with self.changed:
+                    self.marks.append(line[5:].strip())
+                    self.changed.notify_all()
+
+    def wait_for(self, mark, count=1, timeout=120):
+        """Block until `mark` was printed `count` times; False if the child ended first."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while self.marks.count(mark) < count:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    return False
+                self.changed.wait(0.05)
+        return True
+
+    def finish(self, timeout=300):
+        """Wait for the exit; return (status, stderr)."""
+        _, stderr = self.process.communicate(timeout=timeout)
+        self.reader.join()
+        return self.process.returncode, stderr
+
+
+def wait_until(condition, child, timeout=120):
+    """Poll `condition()` until it holds; False if the child ended first."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if child.process.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def kill_at_random(child, rng, run_dir):
+    """SIGKILL the child at a random moment: halfway through one of its first checkpoint writes, or a random
+    time after training started (which may fall anywhere: in a step, in a write, in the log).
+
+    A run that has no checkpoint yet is killed only after its first one: a fresh start after a kill before
+    the first checkpoint keeps the dead attempt's log (test_a_fresh_start_clears_a_dead_attempt below)."""
+    fresh = not (run_dir / "checkpoint.npz").is_file()
+    if rng.random() < 0.5:
+        count = rng.randint(2 if fresh else 1, 3)
+        moment = f"mid-checkpoint {count}"
+        reached = child.wait_for("mid-checkpoint", count=count)
+    else:
+        delay = rng.uniform(0.0, 0.5)
+        moment = f"{delay:.2f} s after start"
+        reached = child.wait_for("training") and wait_until(
+            lambda: not fresh or (run_dir / "checkpoint.npz").is_file(), child)
+        time.sleep(delay)
+    child.process.kill()
+    child.finish()
+    return moment if reached else "after the end"
+
+
+def test_sigkill_at_random_moments_then_resume(corpus, tmp_path, reference_losses):
+    """KILL_ROUNDS times: start (or resume) the run, SIGKILL it at a random moment. After each kill the
+    checkpoint loads, lies at most checkpoint_every steps behind the last logged step, and a kill during a
+    write leaves the old checkpoint in place. Resumed to the end, the run's losses are exactly those of a run
+    that was never interrupted."""
+    steps, run_dir, rng, moments, previous_step = STEPS, tmp_path / "run", random.Random(12345), [], 0
+    for round_number in range(KILL_ROUNDS):
+        resume = (run_dir / "checkpoint.npz").is_file()
+        moment = kill_at_random(Child(child_arguments(corpus, run_dir, steps, resume)), rng, run_dir)
+        moments.append(moment)
+        checkpoint_step = load_checkpoint(run_dir / "checkpoint.npz").position.step
+        logged = [record["step"] for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"]
+        assert previous_step <= checkpoint_step <= max(logged), (round_number, moment)
+        assert max(logged) - checkpoint_step <= CHECKPOINT_EVERY, (round_number, moment)
+        if moment.startswith("mid-checkpoint"):
+            assert list(run_dir.glob(".checkpoint.npz.*.tmp")), "the kill should have cut a write short"
+        previous_step = checkpoint_step
+    status, stderr = Child(child_arguments(corpus, run_dir, steps, resume=True)).finish()
+    assert status == 0, stderr
+    assert not list(run_dir.glob(".checkpoint.npz.*.tmp"))  # the strays of the killed writes are gone
+    assert load_checkpoint(run_dir / "checkpoint.npz").position.step == steps
+    assert step_losses(run_dir) == reference_losses, moments
+    print(f"{KILL_ROUNDS} kill rounds passed: {moments}")
+
+
+@pytest.mark.xfail(strict=True, reason="bug reported to the training loop's owner (pretrain.py was being "
+                                       "edited): a fresh start keeps a dead attempt's log and stray file")
+def test_a_fresh_start_clears_a_dead_attempt(corpus, tmp_path):
+    """A run killed before its first checkpoint leaves log records of steps that are gone and half a
+    checkpoint; starting the run again (there is nothing to resume) must not mix that log into the new one,
+    nor keep the stray file."""
+    run_dir = tmp_path / "run"
+    pretrain(config(corpus, steps=2, checkpoint_every=100), run_dir, data_dir=corpus.parent,
+             show_examples=False, **quiet())
+    (run_dir / "checkpoint.npz").rename(run_dir / ".checkpoint.npz.0123456789ab.tmp")  # as if cut short
+    pretrain(config(corpus, steps=4), run_dir, data_dir=corpus.parent, show_examples=False, **quiet())
+    assert not list(run_dir.glob(".checkpoint.npz.*.tmp"))
+    assert [record["step"] for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"] == [
+        1, 2, 3, 4]
+
+
+def test_sigint_saves_where_it_stopped_and_resumes_exactly(corpus, tmp_path, reference_losses):
+    """Ctrl-C (SIGINT) during training: the child finishes its step, saves a checkpoint at that very step
+    (periodic checkpoints are off here), says how to continue, and exits 130; resuming runs to the end with
+    the losses of an uninterrupted run."""
+    steps, run_dir = STEPS, tmp_path / "run"
+    child = Child(child_arguments(corpus, run_dir, steps, resume=False, checkpoint_every=10_000))
+
+    def steps_logged():
+        return [record["step"] for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"]
+
+    assert child.wait_for("training") and wait_until(lambda: len(steps_logged()) >= 2, child)
+    child.process.send_signal(signal.SIGINT)
+    status, stderr = child.finish()
+    assert status == 130, stderr
+    assert "stopping after this step" in stderr and "--resume" in stderr
+    stopped_at = load_checkpoint(run_dir / "checkpoint.npz").position.step
+    assert 2 <= stopped_at == max(steps_logged()) < steps
+    pretrain(None, run_dir, resume=True, data_dir=corpus.parent, show_examples=False, **quiet())
+    assert step_losses(run_dir) == reference_losses
+
+
+def test_a_full_disk_during_a_checkpoint_keeps_the_previous_one(corpus, tmp_path, monkeypatch):
+    """The disk fills up halfway through the second checkpoint write: the run stops with a CheckpointError
+    that says the previous checkpoint is unchanged; that checkpoint (step 3) loads, no temporary file is
+    left, and the run resumes from it to the end."""
+    import minibert.train.checkpointing as checkpointing
+
+    real_save, real_write_array, saves, written = checkpointing.save_arrays, np.lib.format.write_array, [], []
+
+    def save_arrays(path, arrays, meta):
+        saves.append(path)
+        return real_save(path, arrays, meta)
+
+    def write_until_disk_full(file, array, **options):
+        written.append(len(saves))
+        if len(saves) == 2 and written.count(2) == 10:
+            raise OSError(28, "No space left on device")
+        real_write_array(file, array, **options)
+
+    monkeypatch.setattr(checkpointing, "save_arrays", save_arrays)
+    monkeypatch.setattr(np.lib.format, "write_array", write_until_disk_full)
+    run_dir = tmp_path / "run"
+    unchanged = "No space left on device.*checkpoint.npz, if any, is unchanged"
+    with pytest.raises(CheckpointError, match=unchanged):
+        pretrain(config(corpus, steps=12), run_dir, data_dir=corpus.parent, show_examples=False, **quiet())
+    monkeypatch.undo()
+    assert load_checkpoint(run_dir / "checkpoint.npz").position.step == CHECKPOINT_EVERY
+    assert not list(run_dir.glob(".checkpoint.npz.*.tmp"))
+    result = pretrain(None, run_dir, resume=True, data_dir=corpus.parent, show_examples=False, **quiet())
+    assert result.step == 12
+
+
+def poison_gradient(monkeypatch, model, parameter_name, at_backward):
+    """Make the `at_backward`-th backward pass leave an inf in one parameter's gradient, as an overflow in
+    that layer's backward would."""
+    real_backward, calls = Tensor.backward, []
+    parameter = dict(model.named_parameters())[parameter_name]
+
+    def backward(self, *args, **kwargs):
+        real_backward(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == at_backward:
+            parameter.grad[0] = np.inf
+
+    monkeypatch.setattr(Tensor, "backward", backward)
+
+
+@pytest.mark.parametrize("where", ["gradient", "weight"])
+def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_path, monkeypatch, where):
+    """An inf in the gradient of encoder layer 1's FFN output (the 5th step's backward), or a NaN put in
+    that layer's weight after step 4: the run stops at step 5 naming that parameter, before any weight
+    changes: the weights are exactly those of the step-4 checkpoint, the last good state."""
+    name = "bert.encoder.layer.1.output.dense.weight"
+    run = Pretraining(config(corpus, steps=10, checkpoint_every=4), tmp_path / "run", data_dir=corpus.parent,
+                      **quiet())
+    if where == "gradient":
+        poison_gradient(monkeypatch, run.model, name, at_backward=5)
+    else:
+        run.run(stop_after_steps=4, show_examples=False)
+        run.model.state_dict()[name][0, 0] = np.nan
+    before = {key: value.copy() for key, value in run.model.state_dict().items()}
+    with pytest.raises(TrainingDiverged) as caught:
+        run.run(show_examples=False)
+    message = str(caught.value)
+    assert "step 5:" in message and name in message and "checkpoint.npz (step 4)" in message, message
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
+    assert saved.position.step == 4
+    state = run.model.state_dict()
+    if where == "gradient":
+        for key, value in saved.model_state.items():
+            np.testing.assert_array_equal(state[key], value, err_msg=key)
+    else:
+        for key, value in before.items():
+            np.testing.assert_array_equal(state[key], value, err_msg=key)
+
+
+def test_a_batch_far_too_large_is_refused_before_the_model_is_built(corpus, tmp_path, monkeypatch):
+    """batch_size 1024 on a machine said to have 20 MB free: an OutOfMemoryError naming the batch size,
+    before any weight or optimizer state exists."""
+    monkeypatch.setattr("minibert.model.memory.available_memory", lambda: 20 * 10**6)
+    built = []
+    monkeypatch.setattr("minibert.train.run_setup.BertForPreTraining", lambda *a, **k: built.append(1))
+    with pytest.raises(OutOfMemoryError, match="batch_size=1024"):
+        Pretraining(config(corpus, steps=1, batch_size=1024), tmp_path / "run", data_dir=corpus.parent,
+                    **quiet())
+    assert not built
