@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from minibert.cli import main
-from minibert.model import BertConfig, BertModel
+from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,12 +44,28 @@ CASES = {
     "finetune: zero epochs": (["finetune", "--task", "glue-tsv", "--model", "model", "--out", "o", "--train",
                                "good.tsv", "--dev", "good.tsv", "--epochs", "0"], "epochs=0"),
     "predict: not a fine-tuned folder": (["predict", "--model", "model", "hello"], "no finetune.json"),
+    "pretrain: resume without a checkpoint": (["pretrain", "--preset", "tiny", "--out", "run", "--resume"],
+                                              "no checkpoint to resume in run"),
+    "pretrain: batch size 0": (["pretrain", "--preset", "tiny", "--out", "run", "--batch-size", "0"],
+                               "batch_size=0"),
+    "pretrain: NaN learning rate": (["pretrain", "--preset", "tiny", "--out", "run", "--lr", "nan"],
+                                    "lr=nan"),
+    "pretrain: too long for the model": (["pretrain", "--preset", "tiny", "--out", "run", "--max-seq-length",
+                                          "4096"], "max_position_embeddings=128"),
+    "pretrain: unknown preset": (["pretrain", "--preset", "huge", "--out", "run"], "'huge'"),
+    "pretrain: no such corpus": (["pretrain", "--preset", "tiny", "--out", "run", "--corpus", "missing.txt"],
+                                 "'missing.txt'"),
+    "fill-mask: no model folder": (["fill-mask", "--model", "missing", "the [MASK] sat"], "missing"),
+    "fill-mask: no [MASK]": (["fill-mask", "--model", "model", "the cat sat"], "no [MASK] in 'the cat sat'"),
+    "fill-mask: too long": (["fill-mask", "--model", "model", "a " * 200 + "[MASK]"], "203 tokens long"),
+    "attention: too long": (["attention", "--model", "model", "a " * 300], "302 tokens long"),
 }
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """A folder of bad and good inputs: corpora, TSV files, and a tiny HuggingFace model folder."""
+    """A folder of bad and good inputs: corpora, TSV files, and a tiny HuggingFace model folder (with the
+pretraining heads, so fill-mask can read it)."""
     folder = tmp_path_factory.mktemp("cli")
     (folder / "latin1.txt").write_bytes("caf\xe9 au lait.\n\nun deux.\n".encode("latin-1"))
     (folder / "two_docs.txt").write_text("a b c.\nd e f.\n\ng h i.\nj k l.\n")
@@ -58,7 +74,8 @@ def workdir(tmp_path_factory):
     (folder / "binary.bin").write_bytes(bytes(range(256)) * 8)
     (folder / "good.tsv").write_text("sentence\tlabel\na b\tpos\nc d\tneg\n")
     (folder / "bad.tsv").write_text("sentence\tlabel\nno tab here\n")
-    BertModel(BertConfig.preset("tiny", num_hidden_layers=1, vocab_size=20)).save_pretrained(folder / "model")
+    BertForPreTraining(BertConfig.preset("tiny", num_hidden_layers=1, vocab_size=20)).save_pretrained(
+        folder / "model")
     BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *"abcdefghijklmno"]).save_pretrained(folder / "model")
     return folder
 
@@ -70,7 +87,7 @@ def run_cli(arguments, cwd):
 
 
 SUBPROCESS_CASES = ["vocab: missing corpus", "data: empty corpus", "finetune: malformed TSV",
-                    "predict: not a fine-tuned folder"]
+                    "predict: not a fine-tuned folder", "pretrain: resume without a checkpoint"]
 
 
 @pytest.fixture(scope="module")
