@@ -212,6 +212,16 @@ def test_a_checkpoint_from_a_different_model_is_refused(small_corpus, tmp_path):
         Pretraining(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
 
 
+def test_timed_evaluations_follow_the_clock_not_the_steps(small_corpus, tmp_path):
+    """eval_every_minutes evaluates whenever the run's time passes a multiple of it (here: a tiny
+    interval, so after every step), whatever eval_every says; and once more at the end only if needed."""
+    config = small_config(small_corpus, steps=3, eval_every=1000, eval_every_minutes=1e-9)
+    pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, **quiet())
+    records = read_log(tmp_path / "run" / "log.jsonl")
+    evals = [record["step"] for record in records if record["kind"] == "eval"]
+    assert evals == [1, 2, 3]
+
+
 # ----- bad settings are refused before training -----
 
 @pytest.mark.parametrize("changes, words", [

@@ -38,8 +38,12 @@ RUN_OPTIONS = {
     "--log-every": ("log_every", int, "steps between log records"),
     "--eval-every": ("eval_every", int, "steps between held-out evaluations"),
     "--eval-batches": ("eval_batches", int, "held-out batches per evaluation"),
+    "--eval-every-minutes": ("eval_every_minutes", float, "also evaluate every this many minutes"),
     "--checkpoint-every": ("checkpoint_every", int, "steps between checkpoints"),
 }
+
+
+METAVARS = {int: "N", float: "X", str: "NAME"}
 
 
 def add_arguments(parser):
@@ -52,7 +56,8 @@ def add_arguments(parser):
     parser.add_argument("--data-dir", default=None, metavar="DIR",
                         help="where the corpus, vocabulary and shards live (default data/<corpus>)")
     for option, (field, kind, help_text) in RUN_OPTIONS.items():
-        parser.add_argument(option, dest=field, type=kind, default=None, help=help_text)
+        metavar = "pydocs|synthetic|PATH" if option == "--corpus" else METAVARS[kind]
+        parser.add_argument(option, dest=field, type=kind, default=None, metavar=metavar, help=help_text)
     parser.add_argument("--no-nsp", dest="use_nsp", action="store_const", const=False, default=None,
                         help="masked LM only, no next-sentence prediction (RoBERTa)")
     parser.add_argument("--no-examples", dest="show_examples", action="store_false",

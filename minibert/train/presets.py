@@ -62,6 +62,7 @@ class RunConfig:
     log_every: int = 10  # steps between JSONL log records
     eval_every: int = 200  # steps between held-out evaluations (and one at the end)
     eval_batches: int = 20  # held-out batches per evaluation (None: the whole eval split)
+    eval_every_minutes: float | None = None  # also evaluate each time the run's time passes a multiple
     checkpoint_every: int = 200  # steps between checkpoints (and one at the end, and on Ctrl-C)
 
     def __post_init__(self):
@@ -80,8 +81,10 @@ class RunConfig:
             _check_whole("eval_batches", self.eval_batches, minimum=1)
         if self.steps is None and self.minutes is None:
             raise ConfigError("a run needs an end: give steps (e.g. 1000) or minutes (e.g. 15)")
-        if self.minutes is not None and not (_is_number(self.minutes) and self.minutes > 0):
-            raise ConfigError(f"minutes={self.minutes!r} must be a number > 0")
+        for name in ("minutes", "eval_every_minutes"):
+            value = getattr(self, name)
+            if value is not None and not (_is_number(value) and value > 0):
+                raise ConfigError(f"{name}={value!r} must be a number > 0")
         if self.max_seq_length < 8:
             raise ConfigError(f"max_seq_length={self.max_seq_length} is too short for [CLS] A [SEP] B [SEP]; "
                               "use at least 8 (BERT: 128, then 512)")

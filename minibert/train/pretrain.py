@@ -187,8 +187,8 @@ class Pretraining:
             remove_partial_files(self.out_dir)
             self.run_log.drop_after(self.position.step)
         self.last_checkpoint_step = checkpoint.position.step if checkpoint else None
-        self.evaluation = None
-        self.last_evaluation_seconds = self.position.elapsed_seconds
+        self.evaluation = None  # the last `Evaluation`, its step and its time
+        self.last_evaluation_step, self.last_evaluation_seconds = None, self.position.elapsed_seconds
 
     def _checkpoint_to_resume(self, resume):
         exists = self.checkpoint_path.is_file()
@@ -307,6 +307,7 @@ class Pretraining:
             return
         self.evaluation = evaluate(self.model, self.eval_batches, self.config.eval_batches,
                                    self.config.use_nsp)
+        self.last_evaluation_step = self.position.step
         self.last_evaluation_seconds = self.position.elapsed_seconds
         self.run_log.write("eval", step=self.position.step, elapsed=self.position.elapsed_seconds,
                            **self.evaluation.to_dict())
@@ -333,8 +334,7 @@ class Pretraining:
         position = self.position
         if self.last_checkpoint_step != position.step:
             self._save()
-        if self.eval_batches is not None and (self.evaluation is None or
-                                              position.step % self.config.eval_every != 0):
+        if self.eval_batches is not None and self.last_evaluation_step != position.step:
             self._evaluate()
         self.progress.close()
         self.run_log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from minibert.data import PretrainingBatches, build_pretraining_data
 from minibert.data.shards import read_manifest
-from minibert.errors import CheckpointError, DataError
+from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
 from minibert.model.memory import check_step_memory
 from minibert.optim import LRScheduler, bert_param_groups, constant, linear_warmup_linear_decay
@@ -120,7 +120,14 @@ def config_for_resume(saved, overrides):
                 f"the checkpoint was made with {name}={saved.get(name)!r}, not {value!r}: a resumed run must "
                 f"keep the settings that decide its numbers. Drop that option to continue the run, or start "
                 f"a new run in another folder (--out)")
-    return RunConfig.from_dict({**saved, **overrides})
+    try:
+        return RunConfig.from_dict({**saved, **overrides})
+    except (TypeError, ValueError) as error:
+        if isinstance(error, MinibertError):
+            raise
+        # A damaged or hostile checkpoint: a setting of the wrong kind (a list where a name belongs).
+        raise CheckpointError(f"the checkpoint's run settings are malformed ({error}); use another "
+                              "checkpoint or start a new run") from None
 
 
 def check_same_run(checkpoint, model, fingerprint, path):
