@@ -3,7 +3,9 @@
 import json
 import math
 import random
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -19,8 +21,11 @@ from minibert.data.corpora import (
     split_sentences,
 )
 from minibert.data.corpora.docstring_text import docstring_sentences, unwrap_inline_markup
+from minibert.data.corpora.synthetic import corpus_documents, synthetic_story
 from minibert.data.corpora.synthetic_grammar import Word, render, right_context_sentence
 from minibert.errors import DataError
+from minibert.finetune.readers import read_conll, read_squad, read_tsv
+from minibert.tokenizer import BasicTokenizer, BertTokenizer, train_wordpiece
 
 SMALL_TASKS = {"sentiment": (60, 20), "qa": (10, 5), "ner": (40, 10)}
 
@@ -390,3 +395,101 @@ def test_ner_tags_are_valid_bio(synthetic_dir, split):
             previous = tag
             tags_seen.add(tag)
     assert {"B-PER", "B-LOC", "B-ORG", "I-PER"} <= tags_seen
+
+
+# ---------------------------------------------------------------- the corpus speaks the tasks' language
+
+REPOSITORY_DATA = Path(__file__).resolve().parent.parent / "data" / "synthetic"
+
+
+@pytest.fixture(scope="module")
+def synthetic_seed0(tmp_path_factory):
+    """The shipped task sets and probe (seed 0, default sizes) beside a 200-story corpus."""
+    out = tmp_path_factory.mktemp("synthetic-seed0")
+    build_synthetic(out, seed=0, num_documents=200, progress=quiet)
+    return out
+
+
+def squeeze(text):
+    """A sentence compared as an uncased model sees it, whatever the spacing of its form (corpus Chinese
+    has spaces between words, task Chinese none, CoNLL spaces between tokens)."""
+    return "".join(text.split()).lower()
+
+
+def task_texts(directory):
+    """{file name: the texts a model reads from it}: sentences, questions and passages, tagged words."""
+    texts = {}
+    for split in ("train", "dev"):
+        texts[f"sentiment_{split}.tsv"] = [example.text_a
+                                           for example in read_tsv(directory / f"sentiment_{split}.tsv")]
+        questions = read_squad(directory / f"qa_{split}.json")
+        texts[f"qa_{split}.json"] = ([example.question for example in questions]
+                                     + sorted({example.context for example in questions}))
+        texts[f"ner_{split}.conll"] = [" ".join(sentence.words)
+                                       for sentence in read_conll(directory / f"ner_{split}.conll")]
+    return texts
+
+
+def test_synthetic_vocabulary_covers_every_task(synthetic_seed0):
+    """A WordPiece vocabulary trained on the corpus alone leaves under 1% [UNK] in every fine-tuning file,
+    and every word of the tasks occurs in the corpus (so pretraining has read the tasks' language, not just
+    their alphabet). Before the stories told opinions and asked questions, 27% of the sentiment tokens
+    (不, 虽然, 但是, ！) and 5% of the QA tokens (？, 哪, 谁) were [UNK]."""
+    corpus = synthetic_seed0 / "corpus.txt"
+    tokenizer = BertTokenizer.from_vocab_list(train_wordpiece([corpus], 8192))
+    corpus_words = set(BasicTokenizer().tokenize(corpus.read_text(encoding="utf-8")))
+    for name, texts in task_texts(synthetic_seed0).items():
+        tokens = [token for text in texts for token in tokenizer.tokenize(text)]
+        unknown = sum(token == "[UNK]" for token in tokens)
+        assert unknown < 0.01 * len(tokens), (name, unknown, len(tokens))
+        words = {word for text in texts for word in BasicTokenizer().tokenize(text)}
+        assert words <= corpus_words, (name, sorted(words - corpus_words)[:10])
+
+
+def test_synthetic_dev_examples_are_not_in_the_corpus(synthetic_seed0):
+    """No sentiment or tagging dev sentence is a corpus line, and no QA dev passage is inside a corpus
+    document. The stories left unfiltered do contain dev sentences, so the guard is doing the work."""
+    documents = read_documents(synthetic_seed0 / "corpus.txt")
+    lines = {squeeze(line) for document in documents for line in document}
+    texts = task_texts(synthetic_seed0)
+    dev_sentences = {squeeze(text) for text in texts["sentiment_dev.tsv"] + texts["ner_dev.conll"]}
+    assert not dev_sentences & lines
+    joined = "\n".join("".join(squeeze(line) for line in document) for document in documents)
+    contexts = {example.context for example in read_squad(synthetic_seed0 / "qa_dev.json")}
+    assert not [context for context in contexts if squeeze(context) in joined]
+    unfiltered = {squeeze(line) for document in corpus_documents(0, 200) for line in document}
+    assert len(dev_sentences & unfiltered) > 20
+
+
+def test_synthetic_holdout_never_drops_a_right_context_sentence(synthetic_seed0):
+    """No right-context sentence of the corpus' stories is a dev sentence, so the corpus keeps them all:
+    leaving one out because of its blank word would make the blank depend on the words to its left."""
+    texts = task_texts(synthetic_seed0)
+    dev_sentences = {squeeze(text) for text in texts["sentiment_dev.tsv"] + texts["ner_dev.conll"]}
+    checked = 0
+    for index in range(200):
+        language, lines = synthetic_story(0, "corpus", index)
+        for line in lines:
+            if any(word.family for word in line.words):
+                assert squeeze(render([line.words], language)[0]) not in dev_sentences, line
+                checked += 1
+    assert checked > 500
+
+
+def test_synthetic_follow_ups_name_the_measured_noun(synthetic_seed0):
+    """"Mary liked the cup of tea very much.": the follow-up repeats the measure word and its own noun
+    (it once said "the cup of of", taking the word right after the blank for the noun)."""
+    measure = SYNTHETIC_RIGHT_CONTEXT["en_measure_word"]
+    text = (synthetic_seed0 / "corpus.txt").read_text(encoding="utf-8")
+    follow_ups = re.findall(r"liked the (\w+) of (\w+) very much\.", text)
+    assert len(follow_ups) > 20
+    assert all(measure.word_for_noun(noun) == word for word, noun in follow_ups)
+
+
+@pytest.mark.parametrize("name", ["probe.jsonl", "sentiment_train.tsv", "sentiment_dev.tsv", "qa_train.json",
+                                  "qa_dev.json", "ner_train.conll", "ner_dev.conll"])
+def test_committed_synthetic_files_are_current(synthetic_seed0, name):
+    """The probe and task files in data/synthetic are what the grammar gives for seed 0: a grammar change
+    must rebuild them (python -m minibert data --corpus synthetic), or the corpus would no longer be
+    guaranteed to leave their dev examples out."""
+    assert (REPOSITORY_DATA / name).read_bytes() == (synthetic_seed0 / name).read_bytes()

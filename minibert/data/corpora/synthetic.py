@@ -6,7 +6,9 @@
   documents). Each document is one story (`synthetic_stories`) in one language. Chinese is written with a
   single space between words, punctuation included: `小明 给 小红 买 了 一 本 书 。`. BERT's tokenizer splits
   Chinese into characters either way, so the spaces change no token; they are the word boundaries that
-  whole-word masking needs for Chinese (google-research/bert #780). English is ordinary text.
+  whole-word masking needs for Chinese (google-research/bert #780). English is ordinary text. The stories
+  speak the tasks' language (opinions, questions, entities), but never a dev example: a story sentence
+  that is a sentiment or tagging dev sentence is left out of the corpus.
 - `probe.jsonl`: the right-context probe for `bench/probe.py`, one JSON object per line:
   `{"text", "word", "char_start", "char_end", "choices", "language", "family"}`. Mask
   `text[char_start:char_end]` (which equals `word`) and ask the model to pick among `choices`; chance is
@@ -20,6 +22,8 @@
 Every story has its own random stream, `random.Random("minibert-synthetic/<seed>/<split>/<index>")`, so
 story 17 is the same whatever the number of stories, and the probe's stories ("probe" split) are never
 those of the corpus ("corpus" split).
+
+The fine-tuning sets are written first, because the corpus must leave out their dev sentences.
 """
 
 import hashlib
@@ -33,8 +37,8 @@ from minibert.data.corpora.synthetic_grammar import SYNTHETIC_RIGHT_CONTEXT, ren
 from minibert.data.corpora.synthetic_stories import story
 from minibert.data.corpora.synthetic_tasks import TASK_SIZES, write_ner, write_qa, write_sentiment
 
-GRAMMAR_VERSION = 1  # bump when the grammar changes, so old corpora are recognisably different
-DEFAULT_DOCUMENTS = 6000  # about 4 MB of text, 100,000 sentences
+GRAMMAR_VERSION = 2  # bump when the grammar changes, so old corpora are recognisably different
+DEFAULT_DOCUMENTS = 6000  # about 6 MB of text, 150,000 sentences
 PROBE_ITEMS_PER_WORD = 30
 PROBE_FILE = "probe.jsonl"
 
@@ -51,11 +55,26 @@ def synthetic_story(seed, split, index):
     return language, story(rng, language)
 
 
-def corpus_documents(seed, num_documents):
-    """Yield the documents of corpus.txt: lists of sentences in corpus form."""
+def sentence_key(text):
+    """What "the same sentence" means between corpus and tasks: no spaces (corpus Chinese has them between
+    words, task Chinese has none, a CoNLL file has them between tokens) and lowercase (the tokenizer is
+    uncased)."""
+    return "".join(text.split()).lower()
+
+
+def corpus_documents(seed, num_documents, held_out=frozenset()):
+    """Yield the documents of corpus.txt: lists of sentences in corpus form.
+
+    held_out: `sentence_key`s of sentences the corpus must not contain (the dev sentences, from
+    `write_tasks`); a story just loses such a line. About 2 lines in 100 go (seed 0), mostly short ones
+    such as `They both live in New York.`, and every story keeps its structure. Dropping a line never
+    depends on a later blank word, so the right-context property holds (right-context sentences are
+    never task sentences: see `synthetic_tasks._ner_sentences`).
+    """
     for index in range(num_documents):
         language, lines = synthetic_story(seed, "corpus", index)
-        yield [render([line.words], language)[0] for line in lines]
+        sentences = (render([line.words], language)[0] for line in lines)
+        yield [sentence for sentence in sentences if sentence_key(sentence) not in held_out]
 
 
 def probe_items(seed, per_word=PROBE_ITEMS_PER_WORD):
@@ -84,18 +103,25 @@ def _sha256(path):
 
 
 def write_tasks(out_dir, seed, sizes=TASK_SIZES):
-    """Write the fine-tuning sets (train, then dev without any training example); return their paths."""
+    """Write the fine-tuning sets (train, then dev without any training example).
+
+    Returns (paths, held_out): held_out holds the `sentence_key` of every sentiment and tagging dev
+    sentence, for the corpus to leave out. A QA dev example is a whole passage, a story of its own random
+    stream, which no line of the corpus can be.
+    """
     writers = {"sentiment": ("tsv", write_sentiment), "qa": ("json", write_qa), "ner": ("conll", write_ner)}
-    paths = []
+    paths, held_out = [], set()
     for task, (extension, writer) in writers.items():
         train_size, dev_size = sizes[task]
         train_path, dev_path = out_dir / f"{task}_train.{extension}", out_dir / f"{task}_dev.{extension}"
         extra = {"split": "train"} if task == "qa" else {}
         seen = writer(train_path, _random(seed, f"{task}-train"), train_size, **extra)
         extra = {"split": "dev"} if task == "qa" else {}
-        writer(dev_path, _random(seed, f"{task}-dev"), dev_size, exclude=seen, **extra)
+        dev = writer(dev_path, _random(seed, f"{task}-dev"), dev_size, exclude=seen, **extra)
+        if task != "qa":
+            held_out.update(map(sentence_key, dev))
         paths += [train_path, dev_path]
-    return paths
+    return paths, frozenset(held_out)
 
 
 def build_synthetic(out_dir, seed=0, num_documents=DEFAULT_DOCUMENTS, progress=print,
@@ -108,11 +134,13 @@ def build_synthetic(out_dir, seed=0, num_documents=DEFAULT_DOCUMENTS, progress=p
     with open(probe_path, "w", encoding="utf-8", newline="\n") as file:
         for item in probe_items(seed, probe_per_word):
             file.write(json.dumps(item, ensure_ascii=False) + "\n")
-    paths = [probe_path, *write_tasks(out_dir, seed, task_sizes)]
+    task_paths, held_out = write_tasks(out_dir, seed, task_sizes)
+    paths = [probe_path, *task_paths]
     progress(f"synthetic: wrote {', '.join(path.name for path in paths)}")
     files = {path.name: {"bytes": path.stat().st_size, "sha256": _sha256(path)} for path in paths}
     details = {"seed": seed, "grammar_version": GRAMMAR_VERSION, "num_documents": num_documents,
                "files": files}
-    corpus = write_corpus(out_dir, "synthetic", corpus_documents(seed, num_documents), details, progress)
+    documents = corpus_documents(seed, num_documents, held_out)
+    corpus = write_corpus(out_dir, "synthetic", documents, details, progress)
     progress(f"synthetic: done in {time.perf_counter() - started:.1f} s")
     return corpus

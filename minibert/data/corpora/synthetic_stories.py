@@ -10,6 +10,16 @@ prediction (ALBERT's SOP) is learnable too.
 Among a day's sentences are the right-context sentences of `SYNTHETIC_RIGHT_CONTEXT`; their nouns are drawn
 independently of the story, so no earlier sentence hints at the blank word either.
 
+The stories also speak the language of the fine-tuning tasks, as BERT's pretraining text must (a model
+cannot transfer what it never read):
+
+- on some days the pair talk, and their opinions are sentences of the sentiment grammar
+  (`synthetic_opinions`): negation, 虽然 ... 但是 contrast, ！;
+- the facts of a story (who lives where, works where, went where and when) are what QA passages are made
+  of, and near the end a visitor asks a cast member about them with the QA task's own questions
+  ("Where does Tom work?", `谁 是 他们 的 邻居 ？`), answered with the fact's words;
+- people, cities and organisations are the entities the tagging task labels.
+
 Each line may carry questions for the QA task: (question words, answer span in the line's words).
 """
 
@@ -28,6 +38,7 @@ from minibert.data.corpora.synthetic_grammar import (
     fill,
     right_context_sentence,
 )
+from minibert.data.corpora.synthetic_opinions import opinion
 
 # Sentence templates, each with its questions: (question template, first answer slot, last answer slot).
 INTRODUCTIONS = {
@@ -75,8 +86,22 @@ CLOSINGS = {
     "zh": ("{A} 和 {B} 都 觉得 这 个 星期 很 有意思 。", "这 是 {A} 最 开心 的 一 个 星期 。"),
     "en": ("{A} and {B} both enjoyed the week .", "It was the best week {A} had in a long time ."),
 }
+# Said before the pair's opinions (sentences of the sentiment grammar, in the first person).
+OPINION_LEAD_INS = {
+    "zh": ("{A} 和 {B} 聊 了 聊 最近 的 事 。", "回家 的 路上 ， {B} 说 了 说 自己 的 看法 。",
+           "{A} 想起 了 上 个 月 的 事 。"),
+    "en": ("{A} and {B} talked about the last few weeks .", "On the way home , {B} shared some opinions .",
+           "{A} remembered the month before ."),
+}
+# A visitor asks a question the story has answered; a friend (not the one asked about) answers with the
+# answer's words.
+VISITS = {"zh": "后来 ， {V} 来 看 {A} 和 {B} 。", "en": "Later , {V} came to see {A} and {B} ."}
+ASKS = {"zh": "{V} 问 ： {QUESTION}", "en": "{V} asked : {QUESTION}"}
+ANSWERS = {"zh": "{FRIEND} 回答 ： {ANSWER} 。", "en": "{FRIEND} answered : {ANSWER} ."}
 RIGHT_CONTEXT_SHARE = 0.6  # of a day's extra sentences; the rest are events
 FOLLOW_UP_SHARE = 0.5
+OPINION_SHARE = 0.5  # of days with a talk: one or two opinions
+CONVERSATION_SHARE = 0.7  # of stories with a visitor who asks one or two questions
 
 
 @dataclass
@@ -113,7 +138,7 @@ def _line(template, questions, slots):
 
 
 def _day(rng, language, cast, day, with_third_person, unused_events):
-    """The lines of one day: an outing, then one to three things that happened.
+    """The lines of one day: an outing, then one to three things that happened, and on some days a talk.
 
     The pair is named in cast order (A before B before C) so that one question always reads the same way.
     """
@@ -132,13 +157,42 @@ def _day(rng, language, cast, day, with_third_person, unused_events):
         lines.append(Line(words))
         if family.name.endswith("measure_word") and rng.random() < FOLLOW_UP_SHARE:
             blank = next(i for i, word in enumerate(words) if word.family)
-            follow_up = {**slots, "MEASURE": Word(words[blank].text), "NOUN": words[blank + 1]}
+            # the noun that selected the measure word ("a cup of tea": not the "of" right after it)
+            noun = next(word for word in words[blank + 1:] if word.text in family.nouns[words[blank].text])
+            follow_up = {**slots, "MEASURE": Word(words[blank].text), "NOUN": noun}
             lines.append(_line(FOLLOW_UPS[language], (), follow_up))
+    if rng.random() < OPINION_SHARE:
+        lines.append(_line(rng.choice(OPINION_LEAD_INS[language]), (), slots))
+        lines.extend(Line(opinion(rng, language)[0]) for _ in range(rng.randint(1, 2)))
     return lines
 
 
-def story(rng, language, days=(3, 5)):
-    """One document: a list of Lines in `language` ("zh" or "en"), with `days` (low, high) days in it."""
+def _conversation(rng, language, cast, lines):
+    """A visitor asks one or two questions the story has answered, each with a single answer so far."""
+    answers = {}  # question text -> (question words, {answer texts}, answer words)
+    for line in lines:
+        for question, first, last in line.questions:
+            key = " ".join(word.text for word in question)
+            found = answers.setdefault(key, (question, set(), line.words[first:last]))
+            found[1].add(" ".join(word.text for word in line.words[first:last]))
+    unique = [(question, answer) for question, texts, answer in answers.values() if len(texts) == 1]
+    cast_names = {cast[slot].text for slot in "ABC"}
+    visitor = rng.choice([name for name in NAMES[language] if name not in cast_names])
+    slots = {**cast, "V": Word(visitor, "PER")}
+    said = [_line(VISITS[language], (), slots)]
+    for question, answer in rng.sample(unique, min(rng.randint(1, 2), len(unique))):
+        friend = cast["B"] if cast["A"] in answer else cast["A"]
+        said.append(_line(ASKS[language], (), {**slots, "QUESTION": question}))
+        said.append(_line(ANSWERS[language], (), {**slots, "FRIEND": friend, "ANSWER": list(answer)}))
+    return said
+
+
+def story(rng, language, days=(3, 5), conversation=True):
+    """One document: a list of Lines in `language` ("zh" or "en"), with `days` (low, high) days in it.
+
+    conversation=False leaves out the visitor's questions (QA passages: a passage that quotes the question
+    next to its answer would teach a shortcut, not reading).
+    """
     cast = draw_cast(rng, language)
     with_third_person = rng.random() < 0.5
     lines = [_line(template, questions, cast) for template, questions in INTRODUCTIONS[language]]
@@ -147,5 +201,7 @@ def story(rng, language, days=(3, 5)):
     unused_events = list(EVENTS[language])
     for day in sorted(rng.sample(range(7), rng.randint(*days))):
         lines.extend(_day(rng, language, cast, day, with_third_person, unused_events))
+    if conversation and rng.random() < CONVERSATION_SHARE:
+        lines.extend(_conversation(rng, language, cast, lines))
     lines.append(_line(rng.choice(CLOSINGS[language]), (), cast))
     return lines

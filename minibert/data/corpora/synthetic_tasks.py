@@ -14,69 +14,27 @@ formats of the public benchmarks so the same readers serve both:
   characters (小 B-PER, 明 I-PER), as in the usual Chinese NER sets (MSRA, People's Daily), since BERT
   reads Chinese one character at a time.
 
-All text is in natural form: no spaces inside Chinese. Dev examples never repeat a training example.
+All text is in natural form: no spaces inside Chinese. Dev examples never repeat a training example, and
+the corpus never contains a dev sentence (see `synthetic.corpus_documents`).
+
+The sentiment sentences come from `synthetic_opinions`, the QA passages and the tagged sentences from
+`synthetic_stories`: the same grammar writes the corpus, so pretraining reads the tasks' language.
 """
 
 import json
 
 from minibert.data.corpora.synthetic_grammar import render
+from minibert.data.corpora.synthetic_opinions import opinion
 from minibert.data.corpora.synthetic_stories import story
-
-LABELS = ("negative", "positive")
-
-# (subject, positive adjectives, negative adjectives)
-SENTIMENT_SUBJECTS = {
-    "zh": (("这部电影", ("好看", "精彩", "感人"), ("难看", "无聊", "没意思")),
-           ("这本书", ("有趣", "精彩", "好看"), ("无聊", "枯燥", "难懂")),
-           ("这家餐厅的菜", ("好吃", "新鲜", "地道"), ("难吃", "太咸", "不新鲜")),
-           ("这首歌", ("好听", "动听", "感人"), ("难听", "刺耳", "无聊")),
-           ("这次旅行", ("愉快", "难忘", "轻松"), ("糟糕", "累人", "扫兴")),
-           ("这个手机", ("好用", "漂亮", "便宜"), ("难用", "太慢", "太贵"))),
-    "en": (("the movie", ("great", "wonderful", "moving"), ("boring", "terrible", "dull")),
-           ("the book", ("interesting", "brilliant", "fun"), ("boring", "confusing", "dull")),
-           ("the food", ("delicious", "fresh", "tasty"), ("bland", "awful", "stale")),
-           ("the song", ("beautiful", "catchy", "lovely"), ("annoying", "awful", "dull")),
-           ("the trip", ("wonderful", "relaxing", "fun"), ("exhausting", "disappointing", "awful")),
-           ("the phone", ("fast", "reliable", "handy"), ("slow", "unreliable", "clumsy"))),
-}
-DEGREES = {"zh": ("真", "很", "非常", "特别", "十分"), "en": ("really", "very", "quite", "truly", "so")}
-# (template, whether it flips the adjective's polarity). {OTHER} is a clause of the opposite polarity.
-SENTIMENT_TEMPLATES = {
-    "zh": (("{S}{D}{ADJ}", False), ("我觉得{S}{D}{ADJ}", False), ("虽然{OTHER}，但是{S}{D}{ADJ}", False),
-           ("{S}不{ADJ}", True), ("{S}一点也不{ADJ}", True), ("我不觉得{S}{ADJ}", True),
-           ("{S}没有想象中那么{ADJ}", True)),
-    "en": (("{S} was {D} {ADJ}.", False), ("I thought {S} was {D} {ADJ}.", False),
-           ("Although {OTHER}, {S} was {D} {ADJ}.", False), ("{S} was not {ADJ}.", True),
-           ("{S} was not {ADJ} at all.", True), ("I did not think {S} was {ADJ}.", True),
-           ("{S} was never {ADJ}.", True)),
-}
-# Adjectives that already carry a negation (不新鲜) are not negated again: "不不新鲜" is not Chinese.
-_NEGATED_ZH = ("不", "没")
 
 # (train, dev) sizes: sentences, passages, sentences.
 TASK_SIZES = {"sentiment": (2000, 500), "qa": (300, 80), "ner": (1200, 300)}
 
 
-def _adjective(rng, subject, positive, negatable):
-    _, good, bad = subject
-    choices = [adj for adj in (good if positive else bad) if not (negatable and adj.startswith(_NEGATED_ZH))]
-    return rng.choice(choices)
-
-
 def sentiment_example(rng, language):
-    """One (sentence, label): the label is drawn first, then a template, then words that give that label."""
-    label = rng.choice(LABELS)
-    template, flips = rng.choice(SENTIMENT_TEMPLATES[language])
-    subject = rng.choice(SENTIMENT_SUBJECTS[language])
-    other_subject = rng.choice(SENTIMENT_SUBJECTS[language])
-    positive_adjective = (label == "positive") != flips
-    be = "" if language == "zh" else " was "
-    other = other_subject[0] + be + _adjective(rng, other_subject, not positive_adjective, False)
-    sentence = template.format(S=subject[0], D=rng.choice(DEGREES[language]), OTHER=other,
-                               ADJ=_adjective(rng, subject, positive_adjective, flips))
-    if language == "zh":
-        sentence += rng.choice(("", "。", "！"))
-    return sentence[0].upper() + sentence[1:], label
+    """One (sentence, label) in natural form, from the opinion grammar the stories share."""
+    words, label = opinion(rng, language)
+    return render([words], language, spaced=False)[0], label
 
 
 def _distinct(examples, count, exclude, key):
@@ -111,7 +69,7 @@ def qa_passage(rng, language, questions_per_passage=6):
     A question the story answers twice with different answers (they went to the park on two days) is
     dropped: SQuAD v1.1 wants one answer per question.
     """
-    lines = story(rng, language, days=(2, 3))
+    lines = story(rng, language, days=(2, 3), conversation=False)
     context, spans = render([line.words for line in lines], language, spaced=False)
     answers = {}
     for line, line_spans in zip(lines, spans, strict=True):
@@ -152,9 +110,16 @@ def tagged_tokens(words, language):
 
 
 def _ner_sentences(rng):
-    """Story sentences as token lists: every sentence with an entity, and one in five of the others."""
+    """Story sentences as token lists: every sentence with an entity, and one in five of the others.
+
+    Right-context sentences (`小明 喜欢 喝 茶 。`) are left out. The corpus leaves out every dev sentence
+    (`synthetic.corpus_documents`), and leaving out a right-context sentence would tie its blank word to
+    the names on its left, which the probe needs to be independent of it.
+    """
     for language in _languages(rng):
         for line in story(rng, language):
+            if any(word.family for word in line.words):
+                continue
             has_entity = any(word.entity for word in line.words)
             if has_entity or rng.random() < 0.2:
                 yield tuple(tagged_tokens(line.words, language))
