@@ -31,6 +31,27 @@ def mask_of_kind(kind, shape, seed=0):
     return np.arange(shape[-1]) == keep[..., None]
 
 
+@given(leading=st.lists(st.integers(1, 3), min_size=1, max_size=3), sizes=st.tuples(st.integers(1, 4),
+       st.integers(1, 4)), with_bias=st.booleans(), seed=st.integers(0, 100))
+def test_linear_is_x_times_weight_transposed_plus_bias(leading, sizes, with_bias, seed):
+    """F.linear(x, W, b) equals x @ W.T + b written with NumPy, for any leading shape of x, with or without
+    bias, and its gradients for x, W and b pass the finite-difference check."""
+    in_features, out_features = sizes
+    x = leaf((*leading, in_features), seed)
+    weight = leaf((out_features, in_features), seed + 1)
+    bias = leaf((out_features,), seed + 2) if with_bias else None
+    expected = x.data @ weight.data.T + (bias.data if with_bias else 0.0)
+    np.testing.assert_allclose(F.linear(x, weight, bias).data, expected, rtol=1e-12, atol=1e-12)
+    inputs = (x, weight, bias) if with_bias else (x, weight)
+    assert gradcheck(lambda x, w, *b: F.linear(x, w, *b), *inputs)
+
+
+def test_linear_refuses_a_weight_of_the_wrong_width():
+    """A weight whose input width differs from x's last axis is a ShapeError naming both shapes."""
+    with pytest.raises(ShapeError, match=r"\(3, 5\)"):
+        F.linear(leaf((2, 4)), leaf((3, 5)))
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu(backend, approximate):
     """GELU's gradient, and its value against x·Φ(x) written with math.erf (or the tanh formula)."""

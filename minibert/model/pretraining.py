@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minibert import functional as F
 from minibert.autograd import Tensor
 from minibert.model.bert import BertModel
 from minibert.model.inputs import check_batch, check_masked_positions
@@ -48,7 +49,7 @@ class MaskedLMHead(Module):
         """h (B, P, H) (or (B, S, H)); word_embeddings: the tied (V, H) Parameter. Returns (B, P, V)."""
         # The gradient of the loss reaches word_embeddings twice, from the input lookup and from here; the
         # engine adds the two, which is what tying means.
-        return self.transform(h) @ word_embeddings.T + self.bias
+        return F.linear(self.transform(h), word_embeddings, self.bias)  # transform(h) @ Eᵀ + b
 
 
 class PreTrainingHeads(Module):

@@ -31,8 +31,7 @@ class Linear(Module):
         self.bias = Parameter(np.zeros(out_features, dtype=np.float32)) if bias else None
 
     def forward(self, x):
-        y = x @ self.weight.T  # (..., in) @ (in, out) -> (..., out)
-        return y if self.bias is None else y + self.bias
+        return F.linear(x, self.weight, self.bias)  # x @ weight.T + bias: (..., in) -> (..., out)
 
 
 class Embedding(Module):
