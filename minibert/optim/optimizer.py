@@ -19,7 +19,7 @@ it in an .npz file plus JSON, never with pickle.
 
 import numpy as np
 
-from minibert.errors import CheckpointError, ConfigError, ShapeError
+from minibert.errors import CheckpointError, ConfigError, MinibertError, ShapeError
 
 
 class Optimizer:
@@ -140,16 +140,23 @@ class Optimizer:
         Position keys may be ints or their strings (as after a JSON round trip).
         """
         params = [param for group in self.param_groups for param in group["params"]]
-        saved_groups = _checked_groups(state_dict, self.param_groups)
-        new_state = {}
-        for key, entries in state_dict["state"].items():
-            position = _checked_position(key, len(params))
-            new_state[position] = self._checked_state(position, entries, params[position].data)
-        for group, saved in zip(self.param_groups, saved_groups, strict=True):
-            hyperparameters = {key: _restored(value, self.defaults.get(key))
-                               for key, value in saved.items() if key != "params"}
-            self.check_hyperparameters({**group, **hyperparameters})
-            group.update(hyperparameters)
+        try:
+            saved_groups = _checked_groups(state_dict, self.param_groups)
+            new_state = {}
+            for key, entries in state_dict["state"].items():
+                position = _checked_position(key, len(params))
+                new_state[position] = self._checked_state(position, entries, params[position].data)
+            for group, saved in zip(self.param_groups, saved_groups, strict=True):
+                hyperparameters = {key: _restored(value, self.defaults.get(key))
+                                   for key, value in saved.items() if key != "params"}
+                self.check_hyperparameters({**group, **hyperparameters})
+                group.update(hyperparameters)
+        except MinibertError:
+            raise
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
+            # A state dict from a damaged or hostile checkpoint: a field of the wrong kind (None for a list).
+            raise CheckpointError(f"the optimizer state dict is malformed ({type(error).__name__}: {error}); "
+                                  "it was not written by state_dict(): use another checkpoint") from None
         self.state = new_state
 
     def _checked_state(self, position, entries, data):
