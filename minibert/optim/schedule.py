@@ -88,6 +88,10 @@ class LRScheduler:
         base_lrs = state_dict.get("base_lrs") if isinstance(state_dict, dict) else None
         if base_lrs is None or "step_count" not in state_dict:
             raise CheckpointError("a scheduler state dict needs 'step_count' and 'base_lrs'")
+        if not isinstance(base_lrs, list | tuple) or not all(
+                isinstance(lr, numbers.Real) and not isinstance(lr, bool) for lr in base_lrs):
+            raise CheckpointError(f"base_lrs={base_lrs!r:.80} in the scheduler state is not a list of "
+                                  "learning rates; the checkpoint is damaged")
         if len(base_lrs) != len(self.optimizer.param_groups):
             raise CheckpointError(f"the scheduler state has {len(base_lrs)} base learning rates but the "
                                   f"optimizer has {len(self.optimizer.param_groups)} groups")
