@@ -102,12 +102,23 @@ def load_checkpoint(path):
                 state.setdefault(int(parameter_position), {})[key] = array
         return TrainingCheckpoint(
             run_config=dict(meta["run_config"]), model_config=dict(meta["model_config"]),
-            position=RunPosition(**meta["position"]), model_state=model_state,
+            position=_checked_position(RunPosition(**meta["position"])), model_state=model_state,
             optimizer_state={"state": state, "param_groups": meta["optimizer"]["param_groups"]},
             scheduler_state=meta["scheduler"], rng_state=meta["rng"], data=meta["data"])
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise CheckpointError(f"{path}: the training state in it is incomplete ({type(error).__name__}: "
                               f"{error}); use an earlier checkpoint or start the run again") from None
+
+
+def _checked_position(position):
+    """The position read back: whole step and batch counts (step <= total_steps), a time >= 0."""
+    counts = (position.step, position.total_steps, position.epoch, position.batches_into_epoch)
+    seconds = position.elapsed_seconds
+    if (not all(isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in counts)
+            or position.step > position.total_steps
+            or not (isinstance(seconds, int | float) and 0 <= seconds < float("inf"))):
+        raise ValueError(f"the run position {dataclasses.asdict(position)} does not hold counts")
+    return position
 
 
 def restore(checkpoint, model, optimizer, scheduler):
@@ -118,7 +129,7 @@ def restore(checkpoint, model, optimizer, scheduler):
     scheduler.load_state_dict(checkpoint.scheduler_state)
     try:
         model.rng.bit_generator.state = checkpoint.rng_state
-    except (TypeError, ValueError, KeyError) as error:
+    except (TypeError, ValueError, KeyError, OverflowError) as error:
         raise CheckpointError(f"the checkpoint's random-generator state cannot be restored ({error})") \
             from None
 
