@@ -214,8 +214,8 @@ class Embedding(Function):
 
     def backward(self, grad_output):
         # out = weight[ids]  ->  each row of weight gets the sum of the gradients at the places its id appears
-        grad_weight = np.zeros(self.weight_shape, dtype=grad_output.dtype)
-        np.add.at(grad_weight, self.ids.ravel(), grad_output.reshape(-1, self.weight_shape[1]))
+        grad_weight = kernels.scatter_add_rows(self.ids, grad_output.reshape(-1, self.weight_shape[1]),
+                                               self.weight_shape[0])  # (V, H)
         return None, grad_weight
 
 

@@ -31,6 +31,7 @@ from minibert.kernels import (
     get_backend,
     layernorm,
     matmul,
+    scatter,
     set_backend,
     simd,
     softmax,
@@ -475,3 +476,33 @@ def test_bad_input_gets_clear_errors():
         matmul.matmul_forward(x, np.ones((3, 2), dtype=np.float32))
     with pytest.raises(ShapeError, match="non-empty last axis"):
         layernorm.layer_norm_forward(np.ones((2, 0)), np.ones(0), np.ones(0), 1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Scatter-add of rows
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(count=st.integers(0, 30), cols=st.integers(1, 9), num_rows=st.integers(1, 6), seed=seeds)
+def test_scatter_add_rows_numba_matches_numpy(dtype, count, cols, num_rows, seed):
+    """scatter_add_rows, Numba vs NumPy reference (np.add.at), with ids repeated (few table rows, many ids):
+    every repeated id gets the sum of its rows, and rows never looked up stay zero."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, num_rows, size=count)
+    rows = rng.standard_normal((count, cols)).astype(dtype)
+    expected = np.zeros((num_rows, cols))
+    for i, row in zip(ids, rows, strict=True):
+        expected[i] += row
+    for name in ("numpy", "numba"):
+        with use_backend(name):
+            table = scatter.scatter_add_rows(ids, rows, num_rows)
+        assert table.dtype == dtype
+        np.testing.assert_allclose(table, expected, rtol=TOLERANCE[dtype][0], atol=1e-6)
+
+
+def test_scatter_add_rows_refuses_bad_ids_and_shapes():
+    """An id outside the table, or a row count that differs from the id count, is a ShapeError."""
+    rows = np.ones((3, 2), dtype=np.float32)
+    with pytest.raises(ShapeError, match="outside the table"):
+        scatter.scatter_add_rows(np.array([0, 1, 4]), rows, 4)
+    with pytest.raises(ShapeError, match="one row per id"):
+        scatter.scatter_add_rows(np.array([0, 1]), rows, 4)

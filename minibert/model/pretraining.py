@@ -24,6 +24,17 @@ from minibert.model.savable import SavableModel
 from minibert.nn import LayerNorm, Linear, Module, Parameter, activation
 
 
+def gather_positions(sequence_output, positions):
+    """The vectors at `positions` (B, P) of each sequence in sequence_output (B, S, H) -> (B, P, H).
+
+    Google's `gather_indexes`: flatten to (B*S, H) and look up rows b*S + p, a row lookup like an embedding
+    (F.embedding), whose backward scatter-adds the gradient rows back in one pass.
+    """
+    batch, seq_len, hidden = sequence_output.shape
+    flat_positions = positions + np.arange(batch)[:, None] * seq_len  # (B, P): row b*S + p of (B*S, H)
+    return F.embedding(flat_positions, sequence_output.reshape(batch * seq_len, hidden))
+
+
 class PredictionTransform(Module):
     """LayerNorm(act(Dense(h))), the MLM head's layer before the decoder. HF: `cls.predictions.transform`."""
 
@@ -95,9 +106,7 @@ class BertForPreTraining(SavableModel):
         encoded = self.bert.encode(input_ids, token_type_ids, attention_mask, output_attentions, attention)
         sequence_output = encoded.sequence_output  # (B, S, H)
         if masked_positions is not None:
-            rows = np.arange(input_ids.shape[0])[:, None]  # (B, 1), broadcast against (B, P)
-            # Google's gather_indexes: (B, S, H) -> (B, P, H)
-            sequence_output = sequence_output[rows, masked_positions]
+            sequence_output = gather_positions(sequence_output, masked_positions)  # (B, S, H) -> (B, P, H)
         mlm_logits = self.cls.predictions(sequence_output, self.bert.embeddings.word_embeddings.weight)
         nsp_logits = self.cls.seq_relationship(encoded.pooled_output)  # (B, H) -> (B, 2)
         return PreTrainingOutput(encoded.sequence_output, encoded.pooled_output, mlm_logits, nsp_logits,
