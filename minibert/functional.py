@@ -235,7 +235,8 @@ class CrossEntropy(Function):
         return np.asarray((self.weights * nll).sum(), dtype=logits.dtype)
 
     def backward(self, grad_output):
-        # loss = sum_i w_i * nll_i (w already divided by the denominator)  ->  d/dlogits_i = w_i * (softmax_i - onehot_i)
+        # loss = sum_i w_i * nll_i (w already divided by the denominator)
+        #   ->  d/dlogits_i = w_i * (softmax_i - onehot_i)
         grad_rows = kernels.softmax_cross_entropy_backward(grad_output * self.weights, self.rows, self.targets,
                                                            self.logsumexp)
         return grad_rows.reshape(self.logits_shape), None, None
@@ -257,8 +258,9 @@ def cross_entropy(logits, targets, weights=None, ignore_index=None):
     num_classes = logits.shape[-1]
     bad = valid & ((targets < 0) | (targets >= num_classes))
     if bad.any():
+        or_ignored = ", or ignore_index" if ignore_index is not None else ""
         raise ShapeError(f"cross_entropy target {targets[bad].ravel()[0]} is outside the {num_classes} classes "
-                         f"(valid ids are 0..{num_classes - 1}{', or ignore_index' if ignore_index is not None else ''})")
+                         f"(valid ids are 0..{num_classes - 1}{or_ignored})")
     safe_targets = np.where(valid, targets, 0)
     if weights is None:
         weights, denominator = valid, max(int(valid.sum()), 1)
