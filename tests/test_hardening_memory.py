@@ -68,12 +68,15 @@ def _measured_step_peak(config, batch_size, seq_len, predictions):
     ({"vocab_size": 4096, "hidden_dropout_prob": 0.0}, (4, 16, 12)),  # the MLM logits dominate
 ])
 def test_estimate_is_close_to_the_measured_peak(backend, overrides, sizes):
-    """The estimate lies within 30% of the peak tracemalloc measures over a real step, on both backends
-    (NumPy's reference kernels make a few more temporaries than the Numba ones)."""
+    """With the Numba kernels (training's backend) the estimate lies within 20% of the peak tracemalloc
+    measures over a real step. NumPy's reference kernels, written for reading, make short-lived float64
+    temporaries (a dozen (B, S, I) arrays in the exact GELU's erf) that the estimate leaves out: there it
+    still reaches half the peak."""
     config = BertConfig.preset("tiny", **overrides)
     measured = _measured_step_peak(config, *sizes)
     estimate = estimate_step_memory(config, *sizes)
-    assert 0.7 <= estimate / measured <= 1.3, (estimate, measured)
+    low, high = (0.8, 1.2) if backend == "numba" else (0.5, 1.2)
+    assert low <= estimate / measured <= high, (estimate, measured)
 
 
 def test_estimate_grows_as_the_batch_and_the_square_of_the_length():

@@ -7,10 +7,10 @@ estimate counts the arrays a step keeps alive at its peak, which is the start of
 - the weights, their gradients, and the optimizer's two running averages (Adam's m and v): 4 per parameter;
 - every intermediate array of the forward pass: the graph keeps each op's inputs until backward reaches it
   (`minibert/autograd/tensor.py`), so nothing is freed before then;
-- the working arrays of the backward pass, about two of the largest activation.
+- the working arrays of the backward pass, about three of the largest activation.
 
-The counts follow the layers op by op (each `Linear` keeps its matmul output and its bias sum, each dropout
-its mask and its output, ...). `tests/test_hardening_memory.py` checks the total against the peak that
+The counts follow the layers op by op (each `Linear` keeps its output, each dropout its mask and its output,
+...). `tests/test_hardening_memory.py` checks the total against the peak that
 `tracemalloc` measures on real steps.
 
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary,
@@ -56,7 +56,8 @@ def count_parameters(config):
 def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.float32):
     """Bytes one training step of `BertForPreTraining(config)` holds at its peak: forward activations,
     backward work, weights, gradients and Adam's state. For `batch_size` sequences of `seq_len` tokens with
-    `max_predictions` masked positions each. Measured peaks lie within about 25% of it."""
+    `max_predictions` masked positions each. With the Numba kernels (the default) measured peaks lie within
+    about 20% of it; the NumPy reference kernels add short-lived float64 temporaries it leaves out."""
     sizes = {"batch_size": batch_size, "seq_len": seq_len, "max_predictions": max_predictions}
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
@@ -71,19 +72,20 @@ def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.
 
     # (B, S, H): two lookups and the position rows summed (4 arrays), LayerNorm, dropout.
     embeddings = (5 + hidden_dropout) * tokens * hidden
-    # Per layer, (B, S, H): q (matmul, bias, 1/sqrt(D) scale: 3), k and v (matmul, bias: 2 each), the context
-    # (matmul, heads side by side again: 2), then each of the two sublayer outputs: dense (matmul, bias),
-    # dropout, residual sum, LayerNorm.
-    layer_hidden = (3 + 2 + 2 + 2 + 2 * (2 + hidden_dropout + 2)) * tokens * hidden
+    # Per layer, (B, S, H): q (linear, 1/sqrt(D) scale: 2), k and v (linear: 1 each), the context (matmul,
+    # heads side by side again: 2), then each of the two sublayer outputs: dense, dropout, residual sum,
+    # LayerNorm.
+    layer_hidden = (2 + 1 + 1 + 2 + 2 * (1 + hidden_dropout + 2)) * tokens * hidden
     layer_scores = (2 + attention_dropout) * scores  # scores, softmax probabilities, dropout: (B, A, S, S)
-    layer_inner = 3 * tokens * inner  # the feed-forward's matmul, bias sum and GELU: (B, S, I)
+    layer_inner = 2 * tokens * inner  # the feed-forward's linear and GELU: (B, S, I)
     layer = layer_hidden + layer_scores + layer_inner
-    # MLM head at the P gathered positions: the gather, dense (2), GELU, LayerNorm: (B, P, H); the logits
-    # before and after their bias: (B, P, V). Pooler and NSP head: a few (B, H) arrays.
-    head = 5 * predictions * hidden + 2 * predictions * config.vocab_size + 4 * batch_size * hidden
+    # MLM head at the P gathered positions: the gather, dense, GELU, LayerNorm: (B, P, H); the logits
+    # (B, P, V). Pooler and NSP head: a few (B, H) arrays.
+    head = 4 * predictions * hidden + predictions * config.vocab_size + 4 * batch_size * hidden
     activations = embeddings + config.num_hidden_layers * layer + head
-    # Backward holds a gradient and the gradient it is computing: about two of the largest arrays.
-    backward = 2 * max(scores, tokens * inner, predictions * config.vocab_size)
+    # Backward holds a gradient, the gradient it is computing and a temporary or two (NumPy's reference
+    # kernels make more than the fused Numba ones): about three of the largest arrays.
+    backward = 3 * max(scores, tokens * inner, predictions * config.vocab_size)
     weights = 4 * count_parameters(config)  # weights, gradients, Adam's m and v
     return int(activations + backward + weights) * np.dtype(dtype).itemsize
 
