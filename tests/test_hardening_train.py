@@ -13,6 +13,7 @@
 """
 
 import io
+import json
 import os
 import random
 import signal
@@ -24,14 +25,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minibert.autograd import Tensor
 from minibert.data import build_pretraining_data
 from minibert.data.corpora.corpus_file import write_corpus
 from minibert.data.corpora.synthetic import corpus_documents
-from minibert.errors import CheckpointError
+from minibert.errors import CheckpointError, MinibertError
+from minibert.io import load_arrays, save_arrays
 from minibert.model.memory import OutOfMemoryError
-from minibert.train.checkpointing import load_checkpoint
+from minibert.tokenizer import BertTokenizer
+from minibert.train import run_setup
+from minibert.train.checkpointing import load_checkpoint, restore
 from minibert.train.logs import read_log
 from minibert.train.presets import run_preset
 from minibert.train.pretrain import Pretraining, TrainingDiverged, pretrain
@@ -342,3 +348,70 @@ def test_a_batch_far_too_large_is_refused_before_the_model_is_built(corpus, tmp_
         Pretraining(config(corpus, steps=1, batch_size=1024), tmp_path / "run", data_dir=corpus.parent,
                     **quiet())
     assert not built
+
+
+# ----- the training checkpoint's reader, fuzzed at the level of its contents -----
+
+def _json_paths(value, path=()):
+    """Every path into a JSON tree (dict keys and list indexes), the root included."""
+    yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield from _json_paths(child, (*path, key))
+
+
+HOSTILE_JSON = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.text(max_size=5),
+                         st.floats(allow_nan=False, allow_infinity=False),
+                         st.lists(st.integers(), max_size=3),
+                         st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+@pytest.fixture(scope="module")
+def saved_run(corpus, tmp_path_factory):
+    """A real training checkpoint (2 steps) and the pieces a resume rebuilds from it."""
+    run_dir = tmp_path_factory.mktemp("saved") / "run"
+    pretrain(config(corpus, steps=2), run_dir, data_dir=corpus.parent, show_examples=False, **quiet())
+    return SavedRun(*load_arrays(run_dir / "checkpoint.npz"), BertTokenizer(run_dir / "vocab.txt").vocab_size)
+
+
+class SavedRun(tuple):
+    """(arrays, meta, vocab_size) of a checkpoint, with a short repr for hypothesis' reports."""
+
+    def __new__(cls, arrays, meta, vocab_size):
+        return super().__new__(cls, (arrays, meta, vocab_size))
+
+    def __repr__(self):
+        return "SavedRun(...)"
+
+
+def resume_pieces(path, vocab_size):
+    """What `Pretraining` does with a checkpoint when resuming, without the data: read it, rebuild the run's
+    objects from its config, put its state into them."""
+    checkpoint = load_checkpoint(path)
+    run_config = run_setup.config_for_resume(checkpoint.run_config, {})
+    model = run_setup.build_model(run_config, vocab_size)
+    optimizer = run_setup.build_optimizer(model, run_config)
+    scheduler = run_setup.build_scheduler(optimizer, run_config, checkpoint.position.total_steps)
+    restore(checkpoint, model, optimizer, scheduler)
+    return checkpoint
+
+
+@settings(max_examples=int(os.environ.get("MINIBERT_FUZZ_EXAMPLES", "40")), deadline=None)
+@given(data=st.data())
+def test_fuzz_checkpoint_contents_are_restored_or_refused(saved_run, tmp_path_factory, data):
+    """A valid checkpoint container whose JSON meta has one value replaced by another of any kind (the
+    container's bytes are fuzzed in test_npz.py): resuming from it either works or raises a MinibertError;
+    no TypeError or KeyError from deep inside escapes."""
+    arrays, meta, vocab_size = saved_run
+    meta = json.loads(json.dumps(meta))
+    path = data.draw(st.sampled_from(list(_json_paths(meta))[1:]))
+    parent = meta
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = data.draw(HOSTILE_JSON)
+    file = tmp_path_factory.mktemp("fuzz") / "checkpoint.npz"
+    save_arrays(file, arrays, meta)
+    try:
+        resume_pieces(file, vocab_size)
+    except MinibertError:
+        pass
