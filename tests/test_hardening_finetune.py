@@ -1,5 +1,6 @@
 """The fine-tuning readers (GLUE TSV, SQuAD JSON, CoNLL) on hostile files: whatever the bytes, a reader
-returns examples or raises a DataError naming the file, never another exception.
+returns examples or raises a DataError naming the file, never another exception. And a fine-tuning run
+that diverges names its step and the parameter.
 
 test_readers.py checks the messages for the common mistakes, line by line; here are the files no one
 writes on purpose (binary data, folders, JSON nested 100,000 deep, 5,000-digit numbers) and a byte fuzzer,
@@ -9,12 +10,18 @@ which runs MINIBERT_FUZZ_EXAMPLES cases per reader (default 150; 10000 for a lon
 import json
 import os
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibert.errors import DataError
+from minibert.finetune import FineTuneConfig
 from minibert.finetune.readers import read_conll, read_squad, read_tsv
+from minibert.finetune.run import run_finetuning
+from minibert.model import BertConfig, BertModel
+from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
+from minibert.train.pretrain import TrainingDiverged
 
 CONTEXT = "Alice works at Acme in Paris."
 SQUAD = {"data": [{"title": "t", "paragraphs": [{"context": CONTEXT, "qas": [
@@ -110,3 +117,20 @@ def test_fuzz_mutated_files_are_read_or_refused(tmp_path_factory, kind, data):
     except DataError:
         return
     assert examples
+
+
+def test_a_diverging_fine_tuning_run_names_step_and_parameter(tmp_path):
+    """Fine-tuning from weights holding a NaN (one matrix of encoder layer 1) stops at step 1 with a
+    TrainingDiverged naming the step, the epoch and that parameter, before any weight changes."""
+    words = ["good", "bad", "film", "very"]
+    folder = tmp_path / "model"
+    model = BertModel(BertConfig.preset("tiny", num_hidden_layers=2, vocab_size=len(SPECIAL_TOKENS) + 4))
+    model.state_dict()["encoder.layer.1.output.dense.weight"][3, 5] = np.nan
+    model.save_pretrained(folder)
+    BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *words]).save_pretrained(folder)
+    data = tmp_path / "train.tsv"
+    data.write_text("sentence\tlabel\nvery good film\tpositive\nbad film\tnegative\n")
+    with pytest.raises(TrainingDiverged, match=r"step 1 \(epoch 1\): the fine-tuning loss is nan; the first "
+                                               r"non-finite weight is that of \S*encoder.layer.1.output.dense"):
+        run_finetuning("glue-tsv", folder, tmp_path / "out", data, data,
+                       FineTuneConfig(learning_rate=1e-3, epochs=1, batch_size=2), log=None)
