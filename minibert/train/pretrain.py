@@ -177,6 +177,10 @@ class Pretraining:
         if checkpoint is None:
             self.position = RunPosition(total_steps=config.steps or self._planned_steps(config))
             self.out_dir.mkdir(parents=True, exist_ok=True)
+            # An attempt killed before its first checkpoint left the log of steps now lost, and perhaps half
+            # a checkpoint: this run starts from nothing, so they go.
+            remove_partial_files(self.out_dir)
+            self.run_log.path.unlink(missing_ok=True)
             shutil.copyfile(vocab_path, self.out_dir / "vocab.txt")  # fill-mask reads it from here
         else:
             run_setup.check_same_run(checkpoint, self.model, self.data_fingerprint, self.checkpoint_path)
