@@ -1,5 +1,6 @@
 """Tests of the WordPiece trainer (minibert/tokenizer/trainer.py) and the `vocab` command."""
 
+import math
 from collections import Counter
 
 import pytest
@@ -31,18 +32,32 @@ def write_corpus(tmp_path, lines, name="corpus.txt"):
     return path
 
 
-def test_first_merges_by_likelihood_score_worked_by_hand():
-    """c(##g ##s)=5, c(##g)=20, c(##s)=5: score 5/(20*5)=0.05, the best, so `##gs` comes first. Then every
-    pair with ##u scores 1/36 (each part occurs only next to ##u): the tie goes to the most frequent, p ##u
-    (17). Then h ##u, b ##u and ##u ##gs tie at 1/19; h ##u (15) is the most frequent."""
-    vocab = learn_wordpiece(HUG_COUNTS, vocab_size=len(SPECIAL_TOKENS) + len(HUG_ALPHABET) + 3)
+def test_first_merges_by_ratio_score_worked_by_hand():
+    """score="ratio": c(##g ##s)=5, c(##g)=20, c(##s)=5: score 5/(20*5)=0.05, the best, so `##gs` comes first.
+    Then every pair with ##u scores 1/36 (each part occurs only next to ##u): the tie goes to the most
+    frequent, p ##u (17). Then h ##u, b ##u and ##u ##gs tie at 1/19; h ##u (15) is the most frequent."""
+    vocab = learn_wordpiece(HUG_COUNTS, vocab_size=len(SPECIAL_TOKENS) + len(HUG_ALPHABET) + 3, score="ratio")
     assert vocab == [*SPECIAL_TOKENS, *HUG_ALPHABET, "##gs", "pu", "hu"]
+
+
+def test_first_merge_by_likelihood_gain_worked_by_hand():
+    """score="likelihood": N = 10*3 + 5*3 + 12*3 + 4*3 + 5*4 = 113 pieces, c(##u)=36. The gain
+    c(ab)·ln(c(ab)·N / (c(a)·c(b))) is 20·ln(20·113/(36·20)) = 22.9 for ##u ##g, against 17·ln(17·113/(17·36))
+    = 19.4 for p ##u, 16·ln(16·113/(36·16)) = 18.3 for ##u ##n and 5·ln(5·113/(20·5)) = 8.7 for ##g ##s:
+    unlike the ratio, the frequent pair comes first."""
+    vocab = learn_wordpiece(HUG_COUNTS, vocab_size=len(SPECIAL_TOKENS) + len(HUG_ALPHABET) + 1)
+    assert vocab[-1] == "##ug"
+
+
+def test_unknown_score_is_an_error():
+    with pytest.raises(TokenizerError, match="'bpe'"):
+        learn_wordpiece(HUG_COUNTS, vocab_size=100, score="bpe")
 
 
 def test_min_frequency_forbids_rare_pairs():
     """With min_frequency=6 the pair ##g ##s (seen 5 times) is never merged. The pairs seen 6+ times,
     h ##u (15), p ##u (17), ##u ##n (16) and ##u ##g (20), score 1/36: the most frequent, ##u ##g, wins."""
-    vocab = learn_wordpiece(HUG_COUNTS, vocab_size=100, min_frequency=6)
+    vocab = learn_wordpiece(HUG_COUNTS, vocab_size=100, min_frequency=6, score="ratio")
     assert "##gs" not in vocab
     assert vocab[len(SPECIAL_TOKENS) + len(HUG_ALPHABET)] == "##ug"
 
@@ -103,9 +118,10 @@ def test_corpus_that_is_not_utf8_is_an_error(tmp_path):
         train_wordpiece([path], 100)
 
 
-def reference_wordpiece(word_counts, vocab_size, min_frequency):
+def reference_wordpiece(word_counts, vocab_size, min_frequency, score):
     """The learner with nothing incremental: recount every pair and symbol before each merge."""
     words = {word: [word[0]] + ["##" + char for char in word[1:]] for word in word_counts}
+    total = sum(len(word) * count for word, count in word_counts.items())  # N: the pieces before any merge
     alphabet = sorted({symbol for pieces in words.values() for symbol in pieces},
                       key=lambda token: (token.startswith("##"), token))
     vocab = [*SPECIAL_TOKENS, *alphabet]
@@ -116,8 +132,12 @@ def reference_wordpiece(word_counts, vocab_size, min_frequency):
                 symbol_freq[symbol] += word_counts[word]
             for pair in zip(pieces, pieces[1:], strict=False):
                 pair_freq[pair] += word_counts[word]
-        candidates = [(-freq / (symbol_freq[a] * symbol_freq[b]), -freq, a, b)
-                      for (a, b), freq in pair_freq.items() if freq >= min_frequency]
+        if score == "ratio":
+            scores = {(a, b): freq / (symbol_freq[a] * symbol_freq[b]) for (a, b), freq in pair_freq.items()}
+        else:
+            scores = {(a, b): freq * math.log(freq * total / (symbol_freq[a] * symbol_freq[b]))
+                      for (a, b), freq in pair_freq.items()}
+        candidates = [(-scores[a, b], -freq, a, b) for (a, b), freq in pair_freq.items() if freq >= min_frequency]
         if not candidates:
             break
         _, _, left, right = min(candidates)
@@ -138,15 +158,15 @@ def reference_wordpiece(word_counts, vocab_size, min_frequency):
 
 
 @given(st.dictionaries(st.text("abcd", min_size=1, max_size=6), st.integers(1, 6), min_size=1, max_size=12),
-       st.integers(0, 25), st.integers(1, 3))
-def test_incremental_counts_match_recounting_everything(word_counts, extra_tokens, min_frequency):
+       st.integers(0, 25), st.integers(1, 3), st.sampled_from(["likelihood", "ratio"]))
+def test_incremental_counts_match_recounting_everything(word_counts, extra_tokens, min_frequency, score):
     """The fast learner (incremental counts, a lazy heap) picks exactly the merges of a learner that recounts
     the whole corpus before every merge."""
     alphabet_size = len({char if i == 0 else "##" + char
                          for word in word_counts for i, char in enumerate(word)})
     vocab_size = len(SPECIAL_TOKENS) + alphabet_size + extra_tokens
-    assert learn_wordpiece(word_counts, vocab_size, min_frequency) == reference_wordpiece(
-        word_counts, vocab_size, min_frequency)
+    assert learn_wordpiece(word_counts, vocab_size, min_frequency, score=score) == reference_wordpiece(
+        word_counts, vocab_size, min_frequency, score)
 
 
 def test_vocab_command_writes_a_vocab_file(tmp_path, capsys):

@@ -6,10 +6,20 @@ The learner of Schuster & Nakajima (2012), which BERT's WordPiece comes from:
 2. Spell every word in characters, later ones with `##`: `cats` -> `c ##a ##t ##s`. These characters are the
    first vocabulary; every character seen stays in it, so the tokenizer never needs [UNK] on its training
    text. CJK characters are words of their own (the basic tokenizer splits them), so they stay single.
-3. Merge the adjacent pair (a, b) of highest score  freq(ab) / (freq(a) * freq(b)),  the gain in the corpus'
-   likelihood under a unigram model when a and b become one unit. Dividing by the parts' frequencies prefers a
-   pair whose parts rarely appear apart (`##q ##u`) over one that is merely frequent (`##e ##s`). Pairs seen
-   fewer than `min_frequency` times are never merged.
+3. Merge the adjacent pair (a, b) that most increases the likelihood of the corpus under a unigram model of
+   the pieces (Schuster & Nakajima's criterion). Writing each occurrence of ab as one unit instead of two
+   changes the log-likelihood by about
+
+       freq(ab) * log(freq(ab) * N / (freq(a) * freq(b)))          (score="likelihood", the default)
+
+   with N the number of pieces in the corpus (held at its starting value, so scores only move when counts of
+   a, b or ab do). The log term prefers pairs whose parts rarely appear apart (`##q ##u`); the factor freq(ab)
+   says how many times the gain is collected, so frequent words (`the`, `return`) become single pieces.
+   HuggingFace's course describes the log term alone, as the ratio freq(ab) / (freq(a) * freq(b))
+   (score="ratio"). On its own it spends the vocabulary on rare pairs (numbers, names seen twice) and never
+   merges the most frequent letters: trained on pydocs, an 8k "ratio" vocabulary split `the` into `th ##e`
+   and made `##e` a fifth of all masked-LM targets. Pairs seen fewer than `min_frequency` times are never
+   merged.
 4. Stop at `vocab_size` tokens, or when no pair is left.
 
 Speed: a merge changes few counts, so nothing is recounted. Each merge visits only the words that hold the
@@ -20,6 +30,7 @@ An entry whose stored score no longer matches is stale, and is re-scored when it
 
 import heapq
 import itertools
+import math
 from collections import Counter
 
 from minibert.errors import TokenizerError
@@ -29,6 +40,19 @@ from minibert.tokenizer.wordpiece import CONTINUATION_PREFIX
 
 _LINES_PER_CHUNK = 10_000  # lines tokenized in one call: fewer calls, bounded memory
 _PROGRESS_EVERY = 1000  # merges between two progress messages
+
+
+def likelihood_gain(pair_freq, left_freq, right_freq, total):
+    """About how much the corpus' log-likelihood grows when every occurrence of the pair becomes one piece."""
+    return pair_freq * math.log(pair_freq * total / (left_freq * right_freq))
+
+
+def frequency_ratio(pair_freq, left_freq, right_freq, total):
+    """The log term of likelihood_gain without the log and without the count: how tied the parts are."""
+    return pair_freq / (left_freq * right_freq)
+
+
+SCORES = {"likelihood": likelihood_gain, "ratio": frequency_ratio}
 
 
 def count_words(files, do_lower_case=True, strip_accents=None):
@@ -56,6 +80,7 @@ def train_wordpiece(
     strip_accents=None,
     max_input_chars_per_word=100,
     progress=None,
+    score="likelihood",
 ):
     """Train a WordPiece vocabulary on text files, write it to `out` (a vocab.txt) if given, return it.
 
@@ -63,6 +88,7 @@ def train_wordpiece(
     the order they were learned. do_lower_case and strip_accents must match the tokenizer that will use the
     vocabulary.
     `progress`, if given, is called with a one-line message now and then (e.g. `print`).
+    `score` chooses the merge criterion: "likelihood" (default) or "ratio" (see the module's docstring).
     """
     counts = count_words(files, do_lower_case, strip_accents)
     if not counts:  # a vocabulary of the special tokens alone could tokenize nothing but [UNK]
@@ -70,16 +96,20 @@ def train_wordpiece(
                              "tokens or invisible characters; give a corpus with text")
     if progress:
         progress(f"counted {sum(counts.values()):,} words, {len(counts):,} distinct")
-    tokens = learn_wordpiece(counts, vocab_size, min_frequency, max_input_chars_per_word, progress)
+    tokens = learn_wordpiece(counts, vocab_size, min_frequency, max_input_chars_per_word, progress, score)
     if out is not None:
         save_vocab(tokens, out)
     return tokens
 
 
-def learn_wordpiece(word_counts, vocab_size, min_frequency=2, max_input_chars_per_word=100, progress=None):
+def learn_wordpiece(word_counts, vocab_size, min_frequency=2, max_input_chars_per_word=100, progress=None,
+                    score="likelihood"):
     """The learner itself, on a mapping word -> count. Returns the vocabulary as a token list (id order)."""
     if min_frequency < 1:
         raise TokenizerError(f"min_frequency must be at least 1, got {min_frequency}")
+    if score not in SCORES:
+        raise TokenizerError(f"score={score!r} is not a merge criterion; use one of {sorted(SCORES)}")
+    score_of = SCORES[score]
     # Symbols are numbered; a word is a list of symbol numbers. Strings only come back at the end.
     alphabet = sorted(
         {char if i == 0 else CONTINUATION_PREFIX + char for word in word_counts
@@ -114,11 +144,14 @@ def learn_wordpiece(word_counts, vocab_size, min_frequency=2, max_input_chars_pe
         symbol_pairs[left].add((left, right))
         symbol_pairs[right].add((left, right))
 
+    total = sum(symbol_freq)  # N of the likelihood score, held at its starting value
+
     def entry(pair):
         """Heap entry: best score first; on a tie the more frequent pair, then alphabetical order."""
         left, right = pair
         freq = pair_freq[pair]
-        return (-freq / (symbol_freq[left] * symbol_freq[right]), -freq, symbols[left], symbols[right], pair)
+        return (-score_of(freq, symbol_freq[left], symbol_freq[right], total), -freq,
+                symbols[left], symbols[right], pair)
 
     heap = [entry(pair) for pair, freq in pair_freq.items() if freq >= min_frequency]
     heapq.heapify(heap)
@@ -166,7 +199,10 @@ def learn_wordpiece(word_counts, vocab_size, min_frequency=2, max_input_chars_pe
             symbol_freq[merged] += times
             words[index] = new
 
-        rescored = set(symbol_pairs[left]) | symbol_pairs[right]  # their part got rarer: scores went up
+        # Scores that may have gone up: pairs holding `left` or `right` (a part got rarer, or, for an
+        # anti-associated pair under "likelihood", its own count fell; every pair that lost occurrences holds
+        # one of them). Scores that went down are caught lazily when their entry reaches the top.
+        rescored = set(symbol_pairs[left]) | symbol_pairs[right]
         for changed_pair, change in changes.items():
             if change == 0:
                 continue
