@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given
@@ -35,6 +36,7 @@ from minibert.kernels import (
     set_backend,
     simd,
     softmax,
+    threads,
     use_backend,
 )
 
@@ -506,3 +508,31 @@ def test_scatter_add_rows_refuses_bad_ids_and_shapes():
         scatter.scatter_add_rows(np.array([0, 1, 4]), rows, 4)
     with pytest.raises(ShapeError, match="one row per id"):
         scatter.scatter_add_rows(np.array([0, 1]), rows, 4)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Threads
+
+@njit(parallel=True, cache=True)
+def _thread_ids(size):
+    ids = np.zeros(size, dtype=np.int64)
+    for i in prange(size):
+        ids[i] = numba.get_thread_id()
+    return ids
+
+
+def test_launch_runs_small_work_on_one_thread_and_restores_the_count():
+    """Below PARALLEL_MIN_ELEMENTS every iteration of a prange loop runs on thread 0; the thread count is the
+    same afterwards, also when the kernel raised."""
+    before = numba.get_num_threads()
+    assert set(threads.launch(_thread_ids, 100, 100)) == {0}
+    assert numba.get_num_threads() == before
+
+    def failing(size):
+        raise RuntimeError("kernel failed")
+
+    with pytest.raises(RuntimeError):
+        threads.launch(failing, 10, 10)
+    assert numba.get_num_threads() == before
+    large = threads.PARALLEL_MIN_ELEMENTS
+    np.testing.assert_array_equal(threads.launch(_thread_ids, large, large) >= 0, True)

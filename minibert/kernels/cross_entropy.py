@@ -19,6 +19,7 @@ from minibert.errors import ShapeError
 from minibert.kernels.arrays import DtypeError, float_array, like, nonempty_last_axis
 from minibert.kernels.backend import choose
 from minibert.kernels.simd import VECTOR_SUMS, fast_exp
+from minibert.kernels.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references (vectorised NumPy)
@@ -76,12 +77,12 @@ def _cross_entropy_backward_rows(grad_nll, logits, targets, logsumexp):
 
 
 def softmax_cross_entropy_forward_numba(logits, targets):
-    return _cross_entropy_rows(np.ascontiguousarray(logits), targets)
+    return launch(_cross_entropy_rows, logits.size, np.ascontiguousarray(logits), targets)
 
 
 def softmax_cross_entropy_backward_numba(grad_nll, logits, targets, logsumexp):
-    return _cross_entropy_backward_rows(np.ascontiguousarray(grad_nll), np.ascontiguousarray(logits), targets,
-                                        np.ascontiguousarray(logsumexp))
+    return launch(_cross_entropy_backward_rows, logits.size, np.ascontiguousarray(grad_nll),
+                  np.ascontiguousarray(logits), targets, np.ascontiguousarray(logsumexp))
 
 
 # ---------------------------------------------------------------------------------------------------------

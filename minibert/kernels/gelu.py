@@ -20,6 +20,7 @@ from minibert.kernels.arrays import float_array, like, same_shape
 from minibert.kernels.backend import choose
 from minibert.kernels.erf import erf, erf_numpy
 from minibert.kernels.simd import fast_exp
+from minibert.kernels.threads import launch
 
 APPROXIMATIONS = ("none", "tanh")
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -105,13 +106,13 @@ def _gelu_backward_flat(grad_y, x, tanh_form):
 
 
 def gelu_forward_numba(x, approximate="none"):
-    return _gelu_flat(np.ascontiguousarray(x).reshape(-1), approximate == "tanh").reshape(x.shape)
+    return launch(_gelu_flat, x.size, np.ascontiguousarray(x).reshape(-1), approximate == "tanh").reshape(x.shape)
 
 
 def gelu_backward_numba(grad_y, x, approximate="none"):
     flat_grad_y = np.ascontiguousarray(grad_y).reshape(-1)
     flat_x = np.ascontiguousarray(x).reshape(-1)
-    return _gelu_backward_flat(flat_grad_y, flat_x, approximate == "tanh").reshape(x.shape)
+    return launch(_gelu_backward_flat, x.size, flat_grad_y, flat_x, approximate == "tanh").reshape(x.shape)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from minibert.errors import ShapeError
 from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.backend import choose
 from minibert.kernels.simd import VECTOR_SUMS, fast_exp, vector_max, vector_sum
+from minibert.kernels.threads import launch
 
 
 def prepare_mask(mask, x, op):
@@ -147,19 +148,19 @@ def _log_softmax_backward_rows(grad_y, y):
 
 
 def softmax_forward_numba(x, mask=None):
-    return _softmax_rows(as_rows(x), *_mask_rows(mask, x), False).reshape(x.shape)
+    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), False).reshape(x.shape)
 
 
 def softmax_backward_numba(grad_y, y):
-    return _softmax_backward_rows(as_rows(grad_y), as_rows(y)).reshape(y.shape)
+    return launch(_softmax_backward_rows, y.size, as_rows(grad_y), as_rows(y)).reshape(y.shape)
 
 
 def log_softmax_forward_numba(x, mask=None):
-    return _softmax_rows(as_rows(x), *_mask_rows(mask, x), True).reshape(x.shape)
+    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), True).reshape(x.shape)
 
 
 def log_softmax_backward_numba(grad_y, y):
-    return _log_softmax_backward_rows(as_rows(grad_y), as_rows(y)).reshape(y.shape)
+    return launch(_log_softmax_backward_rows, y.size, as_rows(grad_y), as_rows(y)).reshape(y.shape)
 
 
 # ---------------------------------------------------------------------------------------------------------
