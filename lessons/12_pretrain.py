@@ -1,0 +1,163 @@
+# %% [markdown]
+# # Lesson 12 — pretrain BERT: masked LM + NSP, and watch it learn
+#
+# Everything of lessons 05-11 now runs together, one step after another (`minibert/train/pretrain.py`):
+#
+#     batch → model (MLM head on the masked positions only) → MLM loss + NSP loss → backward
+#           → clip the gradients to norm 1.0 → AdamW step → next learning rate
+#
+# The paper (appendix A.2) ran this 1,000,000 times on batches of 256 sequences of up to 512 tokens, four
+# days on 16 TPU chips for BERT-base. A laptop gets minutes, so the run presets shrink everything but the
+# recipe (`minibert/train/presets.py` says why each number differs from the paper's):
+#
+# - quick mode (the default) trains the `tiny` preset, 2 layers of width 64, for 600 steps (about half a
+#   minute; a slow machine stops after 36 s of training);
+# - `--full` trains `mini`, the 4-layer BERT-Mini (H 256, 4 heads), for 10 minutes.
+#
+# Both read the `synthetic` corpus: bilingual stories whose sentences come from a small grammar
+# (`data/synthetic/README.md`). The run folder it leaves behind, with its checkpoint, log and curves, is
+# what `python -m minibert fill-mask --model DIR` and the fine-tuning lessons read.
+
+# %%
+import math
+import shutil
+
+import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
+import course
+
+from minibert.train import Pretraining, fill_mask, run_preset
+from minibert.train.logs import LOG_FILE, read_log
+from minibert.viz import line_chart, line_chart_svg
+from minibert.viz.text_width import pad_right
+
+if course.FULL:
+    config = run_preset("mini", corpus="synthetic", minutes=10.0)
+    run_dir = course.OUTPUT / "12_pretrain_run_full"
+else:
+    config = run_preset("tiny", steps=600, minutes=0.6, eval_every=100, checkpoint_every=300)
+    run_dir = course.OUTPUT / "12_pretrain_run"
+
+# A new run refuses a folder that already holds one (it would have to be resumed); this lesson starts over.
+if run_dir.exists():
+    shutil.rmtree(run_dir)
+
+# %% [markdown]
+# ## The run, before its first step
+#
+# `Pretraining` builds what the run needs: the pretraining data (the corpus, its WordPiece vocabulary and
+# the NSP instances of lesson 09, made once and kept under `data/synthetic/build/`), the model, AdamW with
+# BERT's weight-decay groups, and the warmup + linear-decay schedule of lesson 11. The masks of lesson 08
+# are drawn anew for every batch (dynamic masking, as RoBERTa does), so no two epochs show the same blanks.
+
+# %%
+run = Pretraining(config, run_dir, data_dir=course.ROOT / "data" / "synthetic")
+model_config = run.model.config
+print(f"\nmodel: {run.model!r}")
+print(f"{'':<24}{'this run':>12}{'BERT-base (paper)':>20}")
+for name, *values in (
+        ("layers", model_config.num_hidden_layers, 12), ("hidden size H", model_config.hidden_size, 768),
+        ("heads", model_config.num_attention_heads, 12), ("vocabulary V", model_config.vocab_size, 30522),
+        ("batch (sequences)", config.batch_size, 256), ("tokens per sequence", config.max_seq_length, 512),
+        ("masked slots per seq.", config.max_predictions_per_seq, 80), ("peak lr", config.lr, 1e-4),
+        ("steps", run.position.total_steps, 1_000_000)):
+    ours, paper = (f"{value:,}" if isinstance(value, int) else f"{value:g}" for value in values)
+    print(f"{name:<24}{ours:>12}{paper:>20}")
+
+# %% [markdown]
+# ## What an untrained model guesses
+#
+# `fill_mask` asks the MLM head for its distribution over the whole vocabulary at each [MASK]. Freshly
+# initialised (normal, std 0.02), every token gets about 1/V: nothing is known yet.
+
+# %%
+PROBES = ("On Monday, Ethan and Chloe [MASK] to the lake.",  # went
+          "小东和小雪是好[MASK]友。",  # 朋 (朋友, friend)
+          "小明给小红买了一[MASK]书。")  # 本, the seed's example: lesson 13 is about this one
+
+
+def show_guesses(model, tokenizer):
+    for text in PROBES:
+        guesses = fill_mask(model, tokenizer, text, top_k=3)[0]
+        shown = ", ".join(f"{token} {probability:.1%}" for token, probability in guesses)
+        print(f"  {pad_right(text, 48)} {shown}")
+
+
+print(f"before training (1/V = {1 / model_config.vocab_size:.2%}):")
+show_guesses(run.model, run.tokenizer)
+
+# %% [markdown]
+# ## Train
+#
+# The run prints one progress line (step, loss, MLM and NSP accuracy on the last batches, learning rate,
+# tokens per second, time left), evaluates on held-out stories every few steps, and writes a checkpoint
+# you could resume with `python -m minibert pretrain --resume --out DIR`. Ctrl-C stops it cleanly.
+
+# %%
+result = run.run(show_examples=False)
+
+# %% [markdown]
+# ## The loss falls from ln V + ln 2
+#
+# Lesson 10: an untrained MLM head is uniform over V tokens, a loss of ln V, and the NSP head is a coin,
+# ln 2. The first step's loss should be their sum; a loss that stays there means the labels never reach
+# the loss.
+
+# %%
+records = read_log(run_dir / LOG_FILE)
+train = [record for record in records if record["kind"] == "train"]
+evals = [record for record in records if record["kind"] == "eval"]
+losses = [loss for record in train for loss in record["losses"]]
+steps = list(range(1, len(losses) + 1))
+print(f"first step: loss {losses[0]:.3f}  vs  ln V + ln 2 = {math.log(model_config.vocab_size):.3f} + "
+      f"{math.log(2):.3f} = {math.log(model_config.vocab_size) + math.log(2):.3f}")
+print(f"last step:  loss {losses[-1]:.3f}, after {result.step} steps\n")
+loss_curves = {"train loss (MLM + NSP)": (steps, losses),
+               "held-out MLM loss": ([r["step"] for r in evals], [r["mlm_loss"] for r in evals])}
+print(line_chart(loss_curves, width=64, height=12, title="loss per step"))
+course.save("12_loss.svg", line_chart_svg(loss_curves, "pretraining loss", "step", "loss"))
+
+# %% [markdown]
+# ## Held-out accuracy: what the paper's readers asked for
+#
+# Training loss alone cannot tell learning from memorising. Every evaluation reads the same held-out
+# stories (never trained on) with the same masks, and counts how often the top guess at a masked slot is
+# the hidden token, and how often IsNext/NotNext is right. A guess is 1/V for MLM and 50% for NSP.
+
+# %%
+print(f"{'step':>6} {'MLM accuracy':>13} {'MLM loss':>9} {'NSP accuracy':>13}")
+for record in evals:
+    print(f"{record['step']:>6} {record['mlm_accuracy']:>13.1%} {record['mlm_loss']:>9.3f} "
+          f"{record['nsp_accuracy']:>13.1%}")
+accuracy_curves = {
+    "train MLM": ([r["step"] for r in train], [r["mlm_accuracy"] for r in train]),
+    "held-out MLM": ([r["step"] for r in evals], [r["mlm_accuracy"] for r in evals]),
+    "held-out NSP": ([r["step"] for r in evals], [r["nsp_accuracy"] for r in evals]),
+}
+print(line_chart(accuracy_curves, width=64, height=10, title="accuracy"))
+course.save("12_accuracy.svg", line_chart_svg(accuracy_curves, "pretraining accuracy", "step", "accuracy"))
+tokens_per_second = sum(r["tokens_per_second"] for r in train) / len(train)
+print(f"speed: about {tokens_per_second:,.0f} tokens per second")
+
+# %% [markdown]
+# NSP rises fast here: a NotNext B of the synthetic corpus is about other people, often in the other
+# language, so a few hundred steps learn to spot it (RoBERTa's complaint that NSP is too easy). MLM is
+# harder: first the model learns which tokens are frequent, then which follow which.
+
+# %% [markdown]
+# ## What the trained model guesses
+
+# %%
+print("after training:")
+show_guesses(run.model, run.tokenizer)
+
+# %% [markdown]
+# After half a minute the tiny model knows the frequent patterns (`went` after two names, 朋 before 友),
+# not yet the measure word 本, which only the noun *after* it decides. Lesson 13 trains exactly that blank
+# and shows why a left-to-right model cannot learn it. `--full` trains the 4-layer `mini` for 10 minutes;
+# `python -m minibert pretrain` (the `mini` preset on Python's documentation, 15 minutes) is the real run.
+#
+# Try it yourself:
+#
+#     python -m minibert fill-mask --model lessons/output/12_pretrain_run "Ethan and Chloe [MASK] to the zoo."
+#     python -m minibert attention --model lessons/output/12_pretrain_run "小东和小雪是好朋友。"
+#     python -m minibert pretrain --preset tiny --out runs/tiny       # the whole 800-step tiny run

@@ -1,0 +1,187 @@
+# %% [markdown]
+# # Lesson 14 — fine-tune a classifier on [CLS]
+#
+# The seed's picture of fine-tuning, which is all of it:
+#
+#     [CLS] 这 部 电 影 真 好 看 [SEP]  →  BERT  →  the vector at [CLS] (H numbers)
+#                                       →  Linear(H, 2)  →  softmax  →  positive / negative
+#
+# BERT adds **one** layer to the pretrained encoder and trains everything, encoder included, for a few
+# epochs (paper §4, Figure 4). What reaches the new layer is the *pooled* [CLS] vector: the pooler, a
+# tanh Dense layer on position 0, which pretraining trained for NSP (lesson 09). [CLS] has no meaning of
+# its own; attention lets it gather whatever the task needs from every other token.
+#
+# The head is `BertForSequenceClassification` (`minibert/finetune/heads.py`), the loop `fine_tune`
+# (`minibert/finetune/loop.py`), the task the synthetic sentiment set: 2,000 training and 500 dev sentences
+# in Chinese and English, where negation, double negation and "although ..., ..." decide the label, so no
+# single word gives it away (`data/synthetic/README.md`).
+
+# %%
+import shutil
+
+import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
+import course
+import numpy as np
+
+from minibert import functional as F
+from minibert.autograd import no_grad
+from minibert.finetune import BertForSequenceClassification, FineTuneConfig, fine_tune, make_task
+from minibert.finetune.predict import classify
+from minibert.finetune.tasks import data_files
+from minibert.model import BertConfig
+from minibert.tokenizer import BertTokenizer
+from minibert.train.logs import LOG_FILE, read_log
+from minibert.train.pretrain import kernel_threads
+from minibert.viz import line_chart, line_chart_svg
+from minibert.viz.text_width import pad_right
+
+SYNTHETIC = course.ROOT / "data" / "synthetic"
+tokenizer = BertTokenizer(SYNTHETIC / "vocab.txt")
+task = make_task("sentiment", tokenizer)
+train_path, dev_path = data_files("sentiment", data_dir=SYNTHETIC)
+train, dev = task.read(train_path), task.read(dev_path)
+task.fit_labels(train)  # label ids in sorted order of the names: negative 0, positive 1
+print(f"{len(train)} training and {len(dev)} dev sentences; labels {task.labels}")
+for example in train[:4]:
+    print(f"  {pad_right(example.text_a, 60)} {example.label}")
+
+# %% [markdown]
+# ## The model: a tiny BERT and one new Linear layer
+#
+# Here the encoder starts from random weights, so the lesson runs anywhere; lesson 12's pretrained model
+# can be the start instead (the command at the end; `--full` compares the two). `set_labels` writes the
+# label names into the config, as HuggingFace's `id2label`, so they travel with the saved model.
+
+# %%
+config = BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size)
+BertForSequenceClassification.set_labels(config, task.labels)
+model = BertForSequenceClassification(config, seed=0)
+print(model)
+print(f"the new layer: classifier.weight {model.classifier.weight.shape}, classifier.bias "
+      f"{model.classifier.bias.shape}: {model.classifier.weight.data.size + model.classifier.bias.data.size} "
+      f"of the {model.num_parameters():,} parameters")
+
+# %% [markdown]
+# ## One sentence through it, by hand
+#
+# The same numbers `model(...)` computes, step by step: the encoder's output at position 0, the pooler,
+# the classifier, the softmax. Untrained, the two probabilities are close to 50/50.
+
+# %%
+SEED_SENTENCE = "这部电影真好看"
+encoded = tokenizer.encode(SEED_SENTENCE)
+print("tokens:", " ".join(tokenizer.convert_ids_to_tokens(encoded["input_ids"])))
+input_ids, segment_ids = np.array([encoded["input_ids"]]), np.array([encoded["token_type_ids"]])
+model.eval()  # no dropout, so the two computations below agree exactly
+with no_grad():
+    output = model.bert(input_ids, segment_ids)
+    cls_vector = output.sequence_output.data[0, 0]  # (H,): the encoder's vector at [CLS]
+    pooled = model.bert.pooler(output.sequence_output)  # (1, H): tanh(W·h_[CLS] + b)
+    logits = model.classifier(pooled)  # (1, 2)
+    probabilities = F.softmax(logits).data[0]
+    same = np.allclose(logits.data, model(input_ids, segment_ids).data)
+print(f"h_[CLS]   {np.round(cls_vector[:6], 3)} ... ({cls_vector.size} numbers)")
+print(f"pooled    {np.round(pooled.data[0, :6], 3)} ... (tanh keeps it in (-1, 1))")
+print(f"logits    {np.round(logits.data[0], 4)}  ->  softmax "
+      + ", ".join(f"{label} {p:.1%}" for label, p in zip(task.labels, probabilities, strict=True)))
+print(f"model(...) gives the same logits: {same}")
+
+# %% [markdown]
+# ## Fine-tune
+#
+# The paper's recipe (§4, appendix A.3): AdamW, linear warmup over 10% of the steps then decay, batch 32,
+# a few epochs, the dev set scored after each epoch and the best epoch kept. The learning rate is the one
+# number that changes: the paper's 2e-5 to 5e-5 suits BERT-base; `tiny` (H 64) learns at 1e-3
+# (`default_learning_rate` cites the measurements). Its progress line shows on the terminal as it runs.
+
+# %%
+EPOCHS = 8 if course.FULL else 5
+out_dir = course.OUTPUT / "14_sentiment"
+if out_dir.exists():
+    shutil.rmtree(out_dir)  # the log is appended to; this lesson starts over
+with kernel_threads(1):  # tiny arrays: one Numba thread, as the tiny run preset does
+    result = fine_tune(task, model, train, dev, FineTuneConfig(epochs=EPOCHS), out_dir=out_dir)
+
+print(f"{'epoch':>5} {'train loss':>11} {'dev accuracy':>13} {'F1':>7} {'Matthews':>9}")
+for entry in result.history:
+    dev_scores = entry["dev"]
+    print(f"{entry['epoch']:>5} {entry['train_loss']:>11.4f} {dev_scores['accuracy']:>13.1%} "
+          f"{dev_scores['f1']:>7.3f} {dev_scores['matthews']:>9.3f}")
+print(f"best: epoch {result.best_epoch}, dev accuracy {result.best_metrics['accuracy']:.1%} "
+      f"({result.seconds:.0f} s); saved in {out_dir.name}/ as a HuggingFace folder")
+
+# %% [markdown]
+# The loss sits at ln 2 = 0.693 (a coin) for the first epochs, then drops: a random encoder's [CLS]
+# vector says little about the sentence until attention has learned to gather the words that matter,
+# negations included. A pretrained encoder starts with useful attention and leaves the plateau sooner.
+# Matthews correlation is 0 for a model that always says one label, whatever the label balance (GLUE
+# reports it for CoLA for that reason).
+
+# %%
+records = read_log(out_dir / LOG_FILE)
+curves = {"train loss": ([r["step"] for r in records if r["kind"] == "train"],
+                         [r["loss"] for r in records if r["kind"] == "train"]),
+          "dev error (1 - accuracy)": ([r["step"] for r in records if r["kind"] == "eval"],
+                                       [1 - r["dev"]["accuracy"] for r in records if r["kind"] == "eval"])}
+print(line_chart(curves, width=64, height=10, title="fine-tuning on [CLS]"))
+course.save("14_finetune_curve.svg", line_chart_svg(curves, "sentiment fine-tuning", "step", "loss / error"))
+
+# %% [markdown]
+# ## New sentences
+#
+# `classify` encodes text exactly as the training examples were, and returns the probability of each
+# label. Sentences the model saw in training are marked; in the "although" sentences the second clause
+# decides.
+
+# %%
+NEW = ("这部电影真好看", "这个手机没有想象中那么贵", "虽然这本书很难懂，但是这部电影非常感人",
+       "虽然这部电影非常感人，但是这本书很难懂", "I thought the book was very exciting.",
+       "The song was not annoying at all.", "Although the food was really awful, the trip was fun.")
+
+
+def bare(text):
+    return text.rstrip("。！.!")  # the sets end sentences with or without a full stop or "!"
+
+
+seen = {bare(example.text_a) for example in train}
+for text, (label, scores) in zip(NEW, classify(task, model, NEW), strict=True):
+    note = "  (in the training set)" if bare(text) in seen else ""
+    print(f"  {pad_right(text, 56)} {label:<9} {scores[label]:6.1%}{note}")
+
+# %% [markdown]
+# And where it still goes wrong on dev, if anywhere:
+
+# %%
+dev_scores = task.scores(model, task.encode(dev))  # (N, 2) probabilities
+wrong = [(example, task.labels[int(row.argmax())]) for example, row in zip(dev, dev_scores, strict=True)
+         if task.labels[int(row.argmax())] != example.label]
+print(f"{len(wrong)} of {len(dev)} dev sentences wrong")
+for example, predicted in wrong[:5]:
+    print(f"  {pad_right(example.text_a, 60)} gold {example.label}, predicted {predicted}")
+
+# %% [markdown]
+# ## --full: what pretraining is worth
+#
+# With `--full` the same fine-tuning runs again from lesson 12's pretrained encoder (run lesson 12 first;
+# its run folder is in lessons/output/), and the two dev curves are compared.
+
+# %%
+pretrained_dir = next((folder for folder in (course.OUTPUT / "12_pretrain_run_full",
+                                             course.OUTPUT / "12_pretrain_run")
+                       if (folder / "checkpoint.npz").is_file()), None)
+if course.FULL and pretrained_dir is None:
+    print("no lesson 12 run folder in lessons/output/: run `python lessons/12_pretrain.py` first")
+elif course.FULL:
+    start = BertForSequenceClassification.from_pretrained(pretrained_dir, labels=task.labels)
+    with kernel_threads(1):
+        from_pretrained = fine_tune(task, start, train, dev, FineTuneConfig(epochs=EPOCHS))
+    print(f"{'epoch':>5} {'random start':>13} {'pretrained start':>17}   (dev accuracy)")
+    for random_entry, pretrained_entry in zip(result.history, from_pretrained.history, strict=True):
+        print(f"{random_entry['epoch']:>5} {random_entry['dev']['accuracy']:>13.1%} "
+              f"{pretrained_entry['dev']['accuracy']:>17.1%}")
+
+# %% [markdown]
+# The same from the command line, and the saved model on your own sentences:
+#
+#     python -m minibert finetune --task sentiment --model lessons/output/12_pretrain_run --out runs/sentiment
+#     python -m minibert predict --model lessons/output/14_sentiment "这部电影真好看"
