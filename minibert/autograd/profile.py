@@ -18,9 +18,14 @@ from minibert.autograd import tensor
 
 
 class OpTimes:
-    """Seconds per op name and phase ("forward" or "backward"), and call counts."""
+    """Seconds per op name and phase ("forward" or "backward"), and call counts.
 
-    def __init__(self):
+    `label(function, args)`, if given, names the row instead of the op's class name: e.g. to tell the
+    attention's batched matmuls from the other matmuls by the arrays they get.
+    """
+
+    def __init__(self, label=None):
+        self.label = label
         self.seconds = defaultdict(float)  # (op name, phase) -> seconds
         self.calls = defaultdict(int)  # (op name, phase) -> calls
 
@@ -28,7 +33,7 @@ class OpTimes:
         """Run function.forward or function.backward (by `phase`) and add its duration to the op's row."""
         start = time.perf_counter()
         result = getattr(function, phase)(*args, **kwargs)
-        key = (function.name, phase)
+        key = (function.name if self.label is None else self.label(function, args), phase)
         self.seconds[key] += time.perf_counter() - start
         self.calls[key] += 1
         return result
@@ -54,9 +59,9 @@ class OpTimes:
 
 
 @contextmanager
-def profile_ops():
+def profile_ops(label=None):
     """Time every op's forward and backward inside the block; yields the `OpTimes` that collects them."""
-    previous, tensor._op_timer = tensor._op_timer, OpTimes()
+    previous, tensor._op_timer = tensor._op_timer, OpTimes(label)
     try:
         yield tensor._op_timer
     finally:
