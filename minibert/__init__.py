@@ -1,14 +1,27 @@
 """minibert: BERT built from nothing but NumPy, for reading.
 
 The layers, bottom to top (see the README's map): kernels → autograd → functional and gradcheck → nn →
-model → io / tokenizer / data / optim → train → cli.
+model → io / tokenizer / data / optim → train / finetune → cli.
 """
 
-from minibert import functional
+from minibert import functional, optim
 from minibert.autograd import Tensor, concat, no_grad, stack
 from minibert.gradcheck import gradcheck
 from minibert.kernels import get_backend, set_backend, use_backend
+from minibert.model import (
+    PRESETS,
+    BertConfig,
+    BertForPreTraining,
+    BertModel,
+    build_attention_mask,
+    causal_lm_loss,
+    mask_matrix,
+    pretraining_loss,
+)
+from minibert.tokenizer import BertTokenizer, train_wordpiece
 
 __all__ = [
-    "Tensor", "concat", "functional", "get_backend", "gradcheck", "no_grad", "set_backend", "stack", "use_backend",
+    "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertTokenizer", "Tensor", "build_attention_mask",
+    "causal_lm_loss", "concat", "functional", "get_backend", "gradcheck", "mask_matrix", "no_grad", "optim",
+    "pretraining_loss", "set_backend", "stack", "train_wordpiece", "use_backend",
 ]
