@@ -10,13 +10,13 @@
 # days on 16 TPU chips for BERT-base. A laptop gets minutes, so the run presets shrink everything but the
 # recipe (`minibert/train/presets.py` says why each number differs from the paper's):
 #
-# - quick mode (the default) trains the `tiny` preset, 2 layers of width 64, for 600 steps (about half a
-#   minute; a slow machine stops after 36 s of training);
+# - quick mode (the default) trains the `tiny` preset, 2 layers of width 64, for 500 steps (20-30 s; a
+#   busy machine stops after 36 s of training);
 # - `--full` trains `mini`, the 4-layer BERT-Mini (H 256, 4 heads), for 10 minutes.
 #
 # Both read the `synthetic` corpus: bilingual stories whose sentences come from a small grammar
 # (`data/synthetic/README.md`). The run folder it leaves behind, with its checkpoint, log and curves, is
-# what `python -m minibert fill-mask --model DIR` and the fine-tuning lessons read.
+# what `python -m minibert fill-mask --model DIR` reads, and lessons 14 (`--full`) and 16 too.
 
 # %%
 import math
@@ -31,10 +31,10 @@ from minibert.viz import line_chart, line_chart_svg
 from minibert.viz.text_width import pad_right
 
 if course.FULL:
-    config = run_preset("mini", corpus="synthetic", minutes=10.0)
+    config = run_preset("mini", corpus="synthetic", minutes=10.0, eval_every_minutes=1.0)
     run_dir = course.OUTPUT / "12_pretrain_run_full"
 else:
-    config = run_preset("tiny", steps=600, minutes=0.6, eval_every=100, checkpoint_every=300)
+    config = run_preset("tiny", steps=500, minutes=0.6, eval_every=100, checkpoint_every=250)
     run_dir = course.OUTPUT / "12_pretrain_run"
 
 # A new run refuses a folder that already holds one (it would have to be resumed); this lesson starts over.
@@ -151,7 +151,7 @@ print("after training:")
 show_guesses(run.model, run.tokenizer)
 
 # %% [markdown]
-# After half a minute the tiny model knows the frequent patterns (`went` after two names, 朋 before 友),
+# After 500 steps the tiny model knows the frequent patterns (`went` after two names, 朋 before 友),
 # not yet the measure word 本, which only the noun *after* it decides. Lesson 13 trains exactly that blank
 # and shows why a left-to-right model cannot learn it. `--full` trains the 4-layer `mini` for 10 minutes;
 # `python -m minibert pretrain` (the `mini` preset on Python's documentation, 15 minutes) is the real run.

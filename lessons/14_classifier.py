@@ -95,7 +95,7 @@ print(f"model(...) gives the same logits: {same}")
 # (`default_learning_rate` cites the measurements). Its progress line shows on the terminal as it runs.
 
 # %%
-EPOCHS = 8 if course.FULL else 5
+EPOCHS = 10 if course.FULL else 8
 out_dir = course.OUTPUT / "14_sentiment"
 if out_dir.exists():
     shutil.rmtree(out_dir)  # the log is appended to; this lesson starts over
