@@ -407,7 +407,7 @@ def header_mutations(draw, contents):
     return build_file(header, content[header_end(content):])
 
 
-def read_or_refuse(tmp_path_factory, content):
+def check_read_or_refused(tmp_path_factory, content):
     """Read `content` as a file: it must load or raise CheckpointError, allocating at most ~2 MB."""
     path = tmp_path_factory.getbasetemp() / "fuzz.safetensors"
     path.write_bytes(content)
@@ -428,7 +428,7 @@ def read_or_refuse(tmp_path_factory, content):
 def test_fuzz_byte_mutations_are_read_or_refused(tmp_path_factory, valid_file_bytes, data):
     """Random byte flips, overwrites, insertions, deletions and truncations of valid files either read or
     raise CheckpointError: never another exception, a crash, or a large allocation."""
-    read_or_refuse(tmp_path_factory, data.draw(byte_mutations(valid_file_bytes, focus=header_end)))
+    check_read_or_refused(tmp_path_factory, data.draw(byte_mutations(valid_file_bytes, focus=header_end)))
 
 
 @fuzz_settings
@@ -436,4 +436,4 @@ def test_fuzz_byte_mutations_are_read_or_refused(tmp_path_factory, valid_file_by
 def test_fuzz_header_fields_are_read_or_refused(tmp_path_factory, valid_file_bytes, data):
     """Replacing any header field (dtype, shape, offsets, metadata, a whole entry) with arbitrary JSON
     (huge integers, floats, NaN, nested lists) reads or raises CheckpointError, nothing else."""
-    read_or_refuse(tmp_path_factory, data.draw(header_mutations(valid_file_bytes)))
+    check_read_or_refused(tmp_path_factory, data.draw(header_mutations(valid_file_bytes)))
