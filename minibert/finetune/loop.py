@@ -27,10 +27,9 @@ from minibert.errors import ConfigError
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.saved_model import save_finetuned, write_record
-from minibert.optim import LRScheduler, bert_optimizer, clip_grad_norm, linear_warmup_linear_decay
+from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.logs import LOG_FILE, RunLog
-from minibert.train.nonfinite import describe_nonfinite
-from minibert.train.pretrain import TrainingDiverged
+from minibert.train.pretrain import TrainingDiverged, checked_update
 from minibert.train.progress import ProgressLine, format_duration
 
 
@@ -188,18 +187,7 @@ def unknown_share(task, features):
 def train_step(task, model, parameters, optimizer, scheduler, settings, batch):
     """One update: loss, backward, clip, AdamW step, schedule step. Returns the loss. A non-finite loss or
     gradient stops the run (TrainingDiverged) before any weight changes."""
-    loss = task.loss(model, batch)
-    value = loss.item()
-    if not math.isfinite(value):
-        where = describe_nonfinite(model, gradients=False)
-        raise TrainingDiverged(f"the fine-tuning loss is {value}; {where}; lower the learning rate")
-    loss.backward()
-    grad_norm = clip_grad_norm(parameters, settings.max_grad_norm)
-    if not math.isfinite(grad_norm):
-        where = describe_nonfinite(model, gradients=True)
-        optimizer.zero_grad()
-        raise TrainingDiverged(f"the gradient norm is {grad_norm}; {where}; lower the learning rate")
-    optimizer.step()
-    scheduler.step()
-    optimizer.zero_grad()
+    value, _ = checked_update(task.loss(model, batch), model, parameters, optimizer, scheduler,
+                              settings.max_grad_norm, loss_name="fine-tuning loss",
+                              advice="; lower the learning rate")
     return value

@@ -77,6 +77,27 @@ class RunResult:
     evaluation: object  # the last `Evaluation`, or None
 
 
+def checked_update(loss, model, parameters, optimizer, scheduler, max_grad_norm, loss_name="loss", advice=""):
+    """backward -> clip -> optimizer step -> schedule step, the update every training loop makes.
+
+    A loss or gradient norm that is not finite raises `TrainingDiverged` before any weight changes, naming
+    the parameter the NaN or inf came from. Returns the loss value and the gradient norm before clipping.
+    """
+    value = loss.item()
+    if not math.isfinite(value):
+        raise TrainingDiverged(f"the {loss_name} is {value}; {describe_nonfinite(model, gradients=False)}{advice}")
+    loss.backward()
+    grad_norm = clip_grad_norm(parameters, max_grad_norm)
+    if not math.isfinite(grad_norm):
+        where = describe_nonfinite(model, gradients=True)
+        optimizer.zero_grad()
+        raise TrainingDiverged(f"the gradient norm is {grad_norm}; {where}{advice}")
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    return value, grad_norm
+
+
 def train_step(model, parameters, optimizer, scheduler, batch, config):
     """One optimizer step on `batch`; returns its `StepResult`. Raises `TrainingDiverged` before changing
     any weight when the loss or the gradient norm is not finite."""
@@ -84,18 +105,7 @@ def train_step(model, parameters, optimizer, scheduler, batch, config):
     output = run_model(model, batch)
     loss, mlm, nsp = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
                                       batch["next_sentence_labels"], use_nsp=config.use_nsp)
-    value = loss.item()
-    if not math.isfinite(value):
-        raise TrainingDiverged(f"the loss is {value}; {describe_nonfinite(model, gradients=False)}")
-    loss.backward()
-    grad_norm = clip_grad_norm(parameters, config.max_grad_norm)
-    if not math.isfinite(grad_norm):
-        where = describe_nonfinite(model, gradients=True)
-        optimizer.zero_grad()
-        raise TrainingDiverged(f"the gradient norm is {grad_norm}; {where}")
-    optimizer.step()
-    scheduler.step()
-    optimizer.zero_grad()
+    value, grad_norm = checked_update(loss, model, parameters, optimizer, scheduler, config.max_grad_norm)
     mlm_right, mlm_total = masked_lm_correct(output.mlm_logits.data, batch["masked_lm_ids"],
                                              batch["masked_lm_weights"])
     nsp_right, nsp_total = next_sentence_correct(output.nsp_logits.data, batch["next_sentence_labels"])
