@@ -34,7 +34,7 @@ RUN_OPTIONS = {
     "--schedule": ("schedule", str, "linear (warmup, then decay to 0) or constant"),
     "--dropout": ("dropout", float, "hidden and attention dropout"),
     "--attention": ("attention", str, "bidirectional (BERT) or causal (GPT)"),
-    "--threads": ("threads", int, "Numba kernel threads (default: every core; tiny: 1)"),
+    "--threads": ("threads", int, "Numba kernel threads (default 1: BLAS uses every core already)"),
     "--log-every": ("log_every", int, "steps between log records"),
     "--eval-every": ("eval_every", int, "steps between held-out evaluations"),
     "--eval-batches": ("eval_batches", int, "held-out batches per evaluation"),
