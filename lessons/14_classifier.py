@@ -28,10 +28,10 @@ from minibert.autograd import no_grad
 from minibert.finetune import BertForSequenceClassification, FineTuneConfig, fine_tune, make_task
 from minibert.finetune.predict import classify
 from minibert.finetune.tasks import data_files
+from minibert.kernels.threads import kernel_threads
 from minibert.model import BertConfig
 from minibert.tokenizer import BertTokenizer
 from minibert.train.logs import LOG_FILE, read_log
-from minibert.train.pretrain import kernel_threads
 from minibert.viz import line_chart, line_chart_svg
 from minibert.viz.text_width import pad_right
 

@@ -36,9 +36,9 @@ from minibert.finetune import (
 from minibert.finetune.predict import answer
 from minibert.finetune.squad_features import question_windows
 from minibert.finetune.tasks import data_files
+from minibert.kernels.threads import kernel_threads
 from minibert.model import BertConfig
 from minibert.tokenizer import BertTokenizer
-from minibert.train.pretrain import kernel_threads
 
 SYNTHETIC = course.ROOT / "data" / "synthetic"
 tokenizer = BertTokenizer(SYNTHETIC / "vocab.txt")

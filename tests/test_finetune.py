@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 from minibert.cli import main
+from minibert.errors import ConfigError
 from minibert.finetune import FineTuneConfig, load_finetuned
 from minibert.finetune.predict import answer, classify, tag
 from minibert.finetune.run import run_finetuning
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import train_wordpiece
+from minibert.train.logs import read_log
 
 SYNTHETIC = "data/synthetic"
 
@@ -69,12 +71,14 @@ def test_finetune_and_predict_commands_for_tagging_and_qa(tiny_folder, tmp_path,
     sentences = open(f"{SYNTHETIC}/ner_train.conll", encoding="utf-8").read().split("\n\n")
     ner_train.write_text("\n\n".join(sentences[:64]) + "\n", encoding="utf-8")
     ner_dev.write_text("\n\n".join(sentences[64:96]) + "\n", encoding="utf-8")
-    with pytest.raises(SystemExit) as status:
-        main(["finetune", "--task", "conll", "--model", str(tiny_folder), "--out", str(tmp_path / "ner"),
-              "--train", str(ner_train), "--dev", str(ner_dev), "--epochs", "1", "--lr", "1e-3"])
-    assert status.value.code == 0
+    for _ in range(2):  # the second run into the same folder replaces the first one's log
+        with pytest.raises(SystemExit) as status:
+            main(["finetune", "--task", "conll", "--model", str(tiny_folder), "--out", str(tmp_path / "ner"),
+                  "--train", str(ner_train), "--dev", str(ner_dev), "--epochs", "1", "--lr", "1e-3"])
+        assert status.value.code == 0
     assert {"config.json", "model.safetensors", "vocab.txt", "finetune.json", "log.jsonl"} <= {
         path.name for path in (tmp_path / "ner").iterdir()}
+    assert [record["kind"] for record in read_log(tmp_path / "ner" / "log.jsonl")].count("eval") == 1
     with pytest.raises(SystemExit):
         main(["predict", "--model", str(tmp_path / "ner"), "Leo Brown works at London Museum."])
     assert "Leo" in capsys.readouterr().out
@@ -101,3 +105,12 @@ def test_finetune_and_predict_commands_for_tagging_and_qa(tiny_folder, tmp_path,
     with pytest.raises(SystemExit):
         main(["predict", "--model", str(tmp_path / "qa"), "--file", str(tmp_path / "qa.json")])
     assert "exact_match" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("changes", [{"epochs": 0}, {"batch_size": 2.5}, {"warmup_proportion": 1.5},
+                                     {"learning_rate": -1e-3}, {"threads": 0}, {"threads": "2"}])
+def test_fine_tune_settings_refuse_bad_values(changes):
+    """Each bad setting is refused with a ConfigError that names it, before any model is built."""
+    name = next(iter(changes))
+    with pytest.raises(ConfigError, match=name):
+        FineTuneConfig(**changes)

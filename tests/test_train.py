@@ -19,6 +19,7 @@ from minibert.data import build_pretraining_data
 from minibert.data.corpora.corpus_file import write_corpus
 from minibert.data.corpora.synthetic import corpus_documents
 from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
+from minibert.kernels.threads import kernel_threads
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
@@ -34,7 +35,6 @@ from minibert.train.pretrain import (
     Pretraining,
     StopRequest,
     TrainingDiverged,
-    kernel_threads,
     pretrain,
     train_step,
 )

@@ -27,6 +27,7 @@ from minibert.errors import ConfigError
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.saved_model import save_finetuned, write_record
+from minibert.kernels.threads import kernel_threads
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.logs import LOG_FILE, RunLog
 from minibert.train.pretrain import TrainingDiverged, checked_update
@@ -42,6 +43,7 @@ class FineTuneConfig:
     max_grad_norm: float = 1.0
     seed: int = 0  # order of the training examples (the model's own seed draws the head and dropout)
     eval_batch_size: int = 64
+    threads: int | None = 1  # Numba kernel threads; one, as in pretraining (see kernels/threads.py)
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):
@@ -50,6 +52,8 @@ class FineTuneConfig:
         if not 0 <= self.warmup_proportion <= 1:
             raise ConfigError(f"warmup_proportion={self.warmup_proportion} must be between 0 and 1 "
                               "(BERT: 0.1)")
+        if self.threads is not None and (type(self.threads) is not int or self.threads < 1):
+            raise ConfigError(f"threads={self.threads!r} must be a whole number >= 1 (or None: every core)")
         if self.learning_rate is not None and not self.learning_rate > 0:
             raise ConfigError(f"learning_rate={self.learning_rate} must be > 0 (BERT: 2e-5 to 5e-5)")
 
@@ -95,6 +99,11 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
     log go (nothing is written when None). record: extra facts for finetune.json (task name, source).
     """
     settings = settings or FineTuneConfig()
+    with kernel_threads(settings.threads):
+        return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
+
+
+def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record):
     learning_rate = settings.learning_rate or default_learning_rate(model.config)
     started = time.perf_counter()
     progress = ProgressLine(stream)
@@ -114,6 +123,8 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
                                                warmup_steps=round(settings.warmup_proportion * total_steps)))
     parameters = model.parameters()
     log = RunLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
+    if log is not None:
+        log.path.unlink(missing_ok=True)  # a new run into the same folder starts a new log
     record = {**(record or {}), "settings": {**asdict(settings), "learning_rate": learning_rate},
               "train_examples": len(train_examples), "train_features": len(train_features),
               "dev_examples": len(dev_examples)}

@@ -7,6 +7,8 @@ core; on one thread it took 6.5 us every time. Gradient checks and single-senten
 such calls. From about 64K elements the work (~1 ns each) outweighs the start-up, and both cores pay.
 """
 
+import contextlib
+
 import numba
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
@@ -23,3 +25,19 @@ def launch(kernel, size, *args):
         return kernel(*args)
     finally:
         numba.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def kernel_threads(threads):
+    """Run the block with `threads` Numba threads (None: leave the count as it is), then restore it.
+
+    Training runs its kernels on one thread by default: NumPy's BLAS already uses every core for the
+    matmuls, and its threads keep spinning after each call, so a parallel Numba kernel fights them for the
+    cores (see `RunConfig.threads` in minibert/train/presets.py for the measurement)."""
+    before = numba.get_num_threads()
+    if threads is not None:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

@@ -17,7 +17,6 @@ save, so an interrupted run resumes exactly (a second Ctrl-C quits at once).
 """
 
 import collections
-import contextlib
 import math
 import shutil
 import signal
@@ -26,9 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numba
-
 from minibert.errors import CheckpointError, MinibertError
+from minibert.kernels.threads import kernel_threads
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
 from minibert.tokenizer import BertTokenizer
@@ -123,18 +121,6 @@ def batch_stream(batches, epoch, skip):
             if index >= skip:
                 yield epoch, index, batch
         epoch, skip = epoch + 1, 0
-
-
-@contextlib.contextmanager
-def kernel_threads(threads):
-    """Run the block with `threads` Numba threads (None: leave the count as it is), then restore it."""
-    before = numba.get_num_threads()
-    if threads is not None:
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 class StopRequest:
