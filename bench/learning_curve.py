@@ -34,12 +34,16 @@ def main():
     parser.add_argument("--lr", type=float, default=None)
     parser.add_argument("--warmup", type=float, default=None)
     parser.add_argument("--max-seq-length", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--max-predictions-per-seq", type=int, default=None)
+    parser.add_argument("--vocab-size", type=int, default=None, help="of a newly trained vocabulary")
     parser.add_argument("--data-dir", default=None, help="where pydocs lives (default data/pydocs)")
     parser.add_argument("--out", default=None, help="run folder (default: a temp dir)")
     args = parser.parse_args()
     minutes, every = (1.0, 0.5) if args.quick else (args.minutes, args.every)
-    changes = {name: value for name, value in (("lr", args.lr), ("warmup", args.warmup),
-                                               ("max_seq_length", args.max_seq_length)) if value is not None}
+    changes = {name: getattr(args, name) for name in ("lr", "warmup", "max_seq_length", "batch_size",
+                                                       "max_predictions_per_seq", "vocab_size")
+               if getattr(args, name) is not None}
     # eval_every: step-based evaluations off; the timed ones (eval_every_minutes) read the whole split.
     config = run_preset("mini", corpus="pydocs", minutes=minutes, steps=None, eval_every=10**9,
                         eval_batches=None, eval_every_minutes=every, **changes)
