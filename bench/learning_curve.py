@@ -37,19 +37,24 @@ def main():
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--max-predictions-per-seq", type=int, default=None)
     parser.add_argument("--vocab-size", type=int, default=None, help="of a newly trained vocabulary")
+    parser.add_argument("--short-seq-length", type=int, default=None)
+    parser.add_argument("--short-share", type=float, default=None)
     parser.add_argument("--data-dir", default=None, help="where pydocs lives (default data/pydocs)")
     parser.add_argument("--out", default=None, help="run folder (default: a temp dir)")
     args = parser.parse_args()
     minutes, every = (1.0, 0.5) if args.quick else (args.minutes, args.every)
     changes = {name: getattr(args, name) for name in ("lr", "warmup", "max_seq_length", "batch_size",
-                                                       "max_predictions_per_seq", "vocab_size")
+                                                       "max_predictions_per_seq", "vocab_size", "short_seq_length",
+                                                       "short_share")
                if getattr(args, name) is not None}
     # eval_every: step-based evaluations off; the timed ones (eval_every_minutes) read the whole split.
     config = run_preset("mini", corpus="pydocs", minutes=minutes, steps=None, eval_every=10**9,
                         eval_batches=None, eval_every_minutes=every, **changes)
     out = Path(args.out or tempfile.mkdtemp(prefix="minibert-curve-"))
     print(f"mini on pydocs for {minutes:g} minutes: lr {config.lr:g}, warmup {config.warmup:g}, "
-          f"seq {config.max_seq_length}, batch {config.batch_size}; run folder {out}")
+          f"seq {config.max_seq_length}, batch {config.batch_size}"
+          + (f" (the first {config.short_share:.0%} of the steps at seq {config.short_seq_length})"
+             if config.short_phase() else "") + f"; run folder {out}")
     pretrain(config, out, data_dir=args.data_dir, show_examples=False)
     print(f"{'minute':>7} {'step':>6} {'MLM acc':>8} {'NSP acc':>8} {'MLM loss':>9}")
     for record in read_log(out / "log.jsonl"):

@@ -138,6 +138,21 @@ def test_resume_after_a_pause_gives_bit_identical_losses(small_corpus, tmp_path)
     assert resumed.evaluation == straight.evaluation
 
 
+@pytest.mark.filterwarnings("ignore:.*sentence.*longer than:UserWarning")
+def test_short_sequences_come_first_and_a_resume_at_the_switch_is_exact(small_corpus, tmp_path):
+    """With short_seq_length 16 and short_share 0.5 of 9 steps, steps 1-4 train on 16-token sequences (16
+    per batch, the same tokens) and steps 5-9 on 32-token ones. A run paused right at the switch resumes
+    onto the long sequences with the same losses as a run that never stopped."""
+    config = small_config(small_corpus, steps=9, dropout=0.1, short_seq_length=16, short_share=0.5)
+    pretrain(config, tmp_path / "straight", data_dir=small_corpus.parent, **quiet())
+    records = [record for record in read_log(tmp_path / "straight" / "log.jsonl") if record["kind"] == "train"]
+    assert [record["seq_length"] for record in records] == [16] * 4 + [32] * 5
+    pretrain(config, tmp_path / "paused", data_dir=small_corpus.parent, stop_after_steps=4, **quiet())
+    pretrain(None, tmp_path / "paused", resume=True, data_dir=small_corpus.parent, **quiet())
+    assert step_losses(tmp_path / "paused") == step_losses(tmp_path / "straight")
+    assert config.short_phase().batch_size * 16 == config.batch_size * 32
+
+
 def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tmp_path):
     """Weights, Adam's moments and step counts, the schedule position and the generator state come back
     exactly into freshly built objects."""
@@ -232,6 +247,8 @@ def test_timed_evaluations_follow_the_clock_not_the_steps(small_corpus, tmp_path
     ({"lr": float("nan")}, "lr=nan"),
     ({"warmup": 1.5}, "warmup=1.5"),
     ({"optimizer": "sgd"}, "optimizer='sgd'"),
+    ({"short_seq_length": 12}, "must divide max_seq_length=32"),
+    ({"short_seq_length": 16, "short_share": 1.0}, "short_share=1.0"),
 ])
 def test_settings_that_cannot_work_are_refused(small_corpus, changes, words):
     """Each impossible setting raises ConfigError naming the value."""

@@ -28,6 +28,8 @@ RUN_OPTIONS = {
     "--max-seq-length": ("max_seq_length", int, "tokens per sequence"),
     "--max-predictions-per-seq": ("max_predictions_per_seq", int, "masked positions per sequence at most"),
     "--vocab-size": ("vocab_size", int, "size of a newly trained vocabulary"),
+    "--short-seq-length": ("short_seq_length", int, "tokens per sequence of the first, short steps"),
+    "--short-share": ("short_share", float, "share of the steps on short sequences (0: none)"),
     "--warmup": ("warmup", float, "share of the steps spent warming the learning rate up"),
     "--weight-decay": ("weight_decay", float, "AdamW/BertAdam weight decay (not on LayerNorm and bias)"),
     "--optimizer": ("optimizer", str, "adamw, adam or bert_adam"),

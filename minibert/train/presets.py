@@ -44,6 +44,14 @@ class RunConfig:
     max_seq_length: int = 128  # S, tokens per sequence
     max_predictions_per_seq: int = 20  # P, masked positions per sequence at most
     use_nsp: bool = True  # add next-sentence prediction to the loss (RoBERTa drops it)
+    # Sequence-length schedule: the first `short_share` of the steps train on sequences of
+    # `short_seq_length` tokens, with as many more per batch so a step holds the same tokens; the rest
+    # on `max_seq_length`. BERT did this to save compute (§A.2: 90% of the steps at 128, then 512). Here it
+    # is for speed of learning: at first every token attends almost evenly to all S positions, so the
+    # signal that teaches a head to look at its neighbours is diluted by S, and a short S finds it sooner.
+    # Held-out evaluations always read `max_seq_length` sequences.
+    short_seq_length: int | None = None  # None: one length throughout
+    short_share: float = 0.0  # share of the steps on the short sequences
     # --- optimization ---
     batch_size: int = 32  # B, sequences per step
     optimizer: str = "adamw"  # "adamw", "adam" or "bert_adam" (Google's, no bias correction)
@@ -100,6 +108,15 @@ class RunConfig:
             raise ConfigError(f"max_seq_length={self.max_seq_length} exceeds the {self.model!r} model's "
                               f"max_position_embeddings={max_positions}; use a shorter sequence or a larger "
                               "model preset")
+        if self.short_seq_length is not None:
+            _check_whole("short_seq_length", self.short_seq_length, minimum=8)
+            if self.max_seq_length % self.short_seq_length or self.short_seq_length == self.max_seq_length:
+                raise ConfigError(f"short_seq_length={self.short_seq_length} must divide max_seq_length="
+                                  f"{self.max_seq_length} and be shorter (e.g. {self.max_seq_length // 2}), so a "
+                                  "short batch holds the same tokens as a long one")
+        if not (_is_number(self.short_share) and 0 <= self.short_share < 1):
+            raise ConfigError(f"short_share={self.short_share!r} is the share of steps on short sequences: a "
+                              "number in [0, 1), e.g. 0.7")
         if self.optimizer not in RULES:
             raise ConfigError(f"optimizer={self.optimizer!r}; choose one of {', '.join(RULES)}")
         if self.schedule not in SCHEDULES:
@@ -118,6 +135,16 @@ class RunConfig:
             raise ConfigError(f"dropout={self.dropout!r} must be a number in [0, 1) (BERT: 0.1)")
         if not (_is_number(self.max_grad_norm) and self.max_grad_norm > 0):
             raise ConfigError(f"max_grad_norm={self.max_grad_norm!r} must be a number > 0 (BERT: 1.0)")
+
+    def short_phase(self):
+        """The settings of the short-sequence steps (None without a schedule): the same tokens per batch in
+        shorter sequences, with masked positions per sequence scaled alike."""
+        if self.short_seq_length is None or self.short_share == 0:
+            return None
+        times = self.max_seq_length // self.short_seq_length
+        return self.replace(max_seq_length=self.short_seq_length, batch_size=self.batch_size * times,
+                            max_predictions_per_seq=max(1, self.max_predictions_per_seq // times),
+                            short_seq_length=None, short_share=0.0)
 
     def replace(self, **changes):
         """A copy with some fields changed (and checked again)."""

@@ -63,6 +63,7 @@ class StepResult:
     nsp_total: int
     grad_norm: float  # before clipping
     lr: float  # the learning rate this step used
+    seq_length: int  # tokens per sequence of the batch
     seconds: float = 0.0
 
 
@@ -108,7 +109,7 @@ def train_step(model, parameters, optimizer, scheduler, batch, config):
                                              batch["masked_lm_weights"])
     nsp_right, nsp_total = next_sentence_correct(output.nsp_logits.data, batch["next_sentence_labels"])
     return StepResult(value, mlm.item(), nsp.item() if nsp is not None else None, mlm_right, mlm_total,
-                      nsp_right, nsp_total, grad_norm, lr)
+                      nsp_right, nsp_total, grad_norm, lr, batch["input_ids"].shape[1])
 
 
 def batch_stream(batches, epoch, skip):
@@ -166,6 +167,11 @@ class Pretraining:
         self.shard_dir, vocab_path, self.data_fingerprint = run_setup.prepare_data(config, data_dir, log)
         self.tokenizer = BertTokenizer(vocab_path)
         self.train_batches, self.eval_batches = run_setup.open_batches(self.shard_dir, config)
+        self.short_batches = None  # the training batches of the short-sequence steps, if the run has them
+        if config.short_phase() is not None:
+            short_dir, _, short_fingerprint = run_setup.prepare_data(config.short_phase(), data_dir, log)
+            self.short_batches, _ = run_setup.open_batches(short_dir, config.short_phase())
+            self.data_fingerprint["short_rows"] = short_fingerprint["rows"]
         self.model = run_setup.build_model(config, self.tokenizer.vocab_size)
         self.parameters = self.model.parameters()
         self.optimizer = run_setup.build_optimizer(self.model, config)
@@ -182,6 +188,7 @@ class Pretraining:
             run_setup.check_same_run(checkpoint, self.model, self.data_fingerprint, self.checkpoint_path)
             self.position = checkpoint.position
         self.scheduler = run_setup.build_scheduler(self.optimizer, config, self.position.total_steps)
+        self.short_steps = round(config.short_share * self.position.total_steps) if self.short_batches else 0
         if checkpoint is not None:
             restore(checkpoint, self.model, self.optimizer, self.scheduler)
             remove_partial_files(self.out_dir)
@@ -202,9 +209,13 @@ class Pretraining:
 
     def _planned_steps(self, config):
         """Steps that fit in `minutes`, from the measured speed of a pass on the first batch."""
-        first_batch = next(self.train_batches.epoch(0))
         with kernel_threads(config.threads):
-            seconds = run_setup.measure_pass_seconds(self.model, first_batch, config.use_nsp)
+            seconds = run_setup.measure_pass_seconds(self.model, next(self.train_batches.epoch(0)),
+                                                     config.use_nsp)
+            if self.short_batches is not None:  # a short pass is cheaper: attention costs S² per sequence
+                short_seconds = run_setup.measure_pass_seconds(self.model, next(self.short_batches.epoch(0)),
+                                                               config.use_nsp)
+                seconds = config.short_share * short_seconds + (1 - config.short_share) * seconds
         steps = run_setup.plan_steps(seconds, config, config.minutes * 60)
         self.log(f"a forward and backward pass takes {seconds:.2f} s here, so {config.minutes:g} minutes "
                  f"fit about {steps} steps (repeat this run exactly with --steps {steps})")
@@ -224,7 +235,7 @@ class Pretraining:
                            config=config.to_dict(), model=self.model.config.to_dict(),
                            parameters=self.model.num_parameters())
         self.log(f"{kind} {self.out_dir}: {self.model!r}, step {position.step} of {position.total_steps}")
-        stream = batch_stream(self.train_batches, position.epoch, position.batches_into_epoch)
+        stream = self._batch_stream()
         recent = collections.deque(maxlen=max(config.log_every, 20))
         window = []
         session_start, elapsed_before = time.perf_counter(), position.elapsed_seconds
@@ -250,6 +261,11 @@ class Pretraining:
                 result.seconds = time.perf_counter() - started
                 position.step += 1
                 position.epoch, position.batches_into_epoch = epoch, index + 1
+                if position.step == self.short_steps:  # the short sequences are done: the long ones start
+                    position.epoch, position.batches_into_epoch = 0, 0
+                    stream = self._batch_stream()
+                    self.progress.message(f"step {position.step}: from {config.short_seq_length}-token to "
+                                          f"{config.max_seq_length}-token sequences")
                 position.elapsed_seconds = elapsed_before + time.perf_counter() - session_start
                 recent.append(result)
                 window.append(result)
@@ -264,6 +280,12 @@ class Pretraining:
         if window:
             self._log_window(window)
         return self._finish(stopped, show_examples)
+
+    def _batch_stream(self):
+        """The training batches from the run's position on: short sequences for the first `short_steps`."""
+        position = self.position
+        batches = self.short_batches if position.step < self.short_steps else self.train_batches
+        return batch_stream(batches, position.epoch, position.batches_into_epoch)
 
     def _evaluation_due(self):
         """With `eval_every_minutes`: has the run's time passed a multiple of it since the last evaluation?"""
@@ -298,7 +320,7 @@ class Pretraining:
             nsp_loss=sum(r.nsp_loss for r in window) / count if self.config.use_nsp else None,
             mlm_accuracy=ratio(sum(r.mlm_right for r in window), sum(r.mlm_total for r in window)),
             nsp_accuracy=ratio(sum(r.nsp_right for r in window), sum(r.nsp_total for r in window)),
-            lr=window[-1].lr, grad_norm=window[-1].grad_norm,
+            lr=window[-1].lr, grad_norm=window[-1].grad_norm, seq_length=window[-1].seq_length,
             tokens_per_second=tokens / sum(r.seconds for r in window),
             elapsed=self.position.elapsed_seconds, losses=[r.loss for r in window])
 
