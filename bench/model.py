@@ -55,6 +55,18 @@ def step(model, batch):
     return loss.item()
 
 
+def use_training_threads():
+    """Run the Numba kernels on as many threads as pretraining does (`RunConfig.threads`: one, since BLAS's
+    spinning threads fight parallel kernels; see minibert/train/presets.py), so the bench times the step
+    that `python -m minibert pretrain` runs. NUMBA_NUM_THREADS caps it as usual."""
+    import numba
+
+    from minibert.train.presets import RunConfig
+
+    if RunConfig().threads is not None:
+        numba.set_num_threads(min(RunConfig().threads, numba.config.NUMBA_NUM_THREADS))
+
+
 def describe_threads():
     import numba
 
@@ -81,6 +93,7 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     args = parser.parse_args()
 
+    use_training_threads()
     describe_threads()
     config = BertConfig.preset(args.preset)
     model = BertForPreTraining(config, seed=0).train()
