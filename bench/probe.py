@@ -11,7 +11,7 @@ only), one bidirectional, one `attention="causal"`: one mask apart, as the seed 
 model's [MASK] sees only the words before it, so it can only guess from frequencies: near chance
 (1 / number of candidates). Targets: at least 95% bidirectional, near chance causal.
 
-    python3 bench/probe.py              # two runs of --steps each, then the probe
+    python3 bench/probe.py              # two runs of 4,000 steps each (about 2.5 minutes each), then the probe
     python3 bench/probe.py --quick      # a few steps: checks that it runs end to end
 """
 
@@ -80,7 +80,9 @@ def report(name, counts, chance):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2000, help="training steps per model (2000)")
+    # 4,000 steps: at 2,000 the bidirectional model got 78% of the right-context words, at 4,000 100%
+    # (causal 17.6%, chance 16.0%).
+    parser.add_argument("--steps", type=int, default=4000, help="training steps per model (4000)")
     parser.add_argument("--quick", action="store_true", help="20 steps per model: checks that it runs")
     parser.add_argument("--data-dir", default="data/synthetic", help="the synthetic corpus folder")
     parser.add_argument("--out", default=None, help="where the two run folders go (default: a temp dir)")
