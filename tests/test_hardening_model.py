@@ -77,6 +77,7 @@ CONFIG_CASES = {
     "fractional size": (dict(num_hidden_layers=1.5), "num_hidden_layers=1.5"),
     "bool as size": (dict(num_attention_heads=True), "num_attention_heads=True"),
     "NaN eps": (dict(layer_norm_eps=float("nan")), "layer_norm_eps=nan"),
+    "eps beyond float's range": (dict(layer_norm_eps=10**400), "layer_norm_eps=1000"),
     "infinite init": (dict(initializer_range=float("inf")), "initializer_range=inf"),
     "dropout 1": (dict(hidden_dropout_prob=1.0), r"\[0, 1\)"),
     "NaN dropout": (dict(attention_probs_dropout_prob=float("nan")), "attention_probs_dropout_prob=nan"),

@@ -143,7 +143,10 @@ def _is_number(value):
     # NaN would pass every comparison check below (nan < 0 is False) and turn the whole model into NaN.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    return isinstance(value, int) or math.isfinite(value)  # isfinite(10**400) would overflow
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int beyond float's range (10**400) cannot be used as a float either
+        return False
 
 
 def _divisor_near(hidden_size, heads):
