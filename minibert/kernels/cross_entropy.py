@@ -18,7 +18,7 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import DtypeError, float_array, like, nonempty_last_axis
 from minibert.kernels.backend import choose
-from minibert.kernels.simd import VECTOR_SUMS, fast_exp
+from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single
 from minibert.kernels.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
@@ -44,8 +44,8 @@ def softmax_cross_entropy_backward_numpy(grad_nll, logits, targets, logsumexp):
 # Numba kernels: rows in parallel, sums in float64
 
 @njit(parallel=True, cache=True, fastmath=VECTOR_SUMS)
-def _cross_entropy_rows(logits, targets):
-    # logits (N, C), targets (N,) -> nll (N,), logsumexp (N,)
+def _cross_entropy_rows(logits, targets, single):
+    # logits (N, C), targets (N,) -> nll (N,), logsumexp (N,). single: float32 logits, exps in float32.
     rows, classes = logits.shape
     nll = np.empty(rows, dtype=logits.dtype)
     logsumexp = np.empty(rows, dtype=logits.dtype)
@@ -54,8 +54,13 @@ def _cross_entropy_rows(logits, targets):
         for j in range(classes):
             row_max = max(row_max, logits[r, j])
         total = 0.0
-        for j in range(classes):
-            total += fast_exp(logits[r, j] - row_max)
+        if single:
+            shift = np.float32(row_max)
+            for j in range(classes):
+                total += fast_exp_single(np.float32(logits[r, j] - shift))
+        else:
+            for j in range(classes):
+                total += fast_exp(logits[r, j] - row_max)
         row_logsumexp = row_max + math.log(total)
         logsumexp[r] = row_logsumexp
         nll[r] = row_logsumexp - logits[r, targets[r]]
@@ -63,26 +68,33 @@ def _cross_entropy_rows(logits, targets):
 
 
 @njit(parallel=True, cache=True)
-def _cross_entropy_backward_rows(grad_nll, logits, targets, logsumexp):
+def _cross_entropy_backward_rows(grad_nll, logits, targets, logsumexp, single):
     # grad_nll (N,), logits (N, C), targets (N,), logsumexp (N,) -> grad_logits (N, C)
     rows, classes = logits.shape
     grad_logits = np.empty_like(logits)
     for r in prange(rows):
         g = np.float64(grad_nll[r])
         shift = np.float64(logsumexp[r])
-        for j in range(classes):
-            grad_logits[r, j] = fast_exp(logits[r, j] - shift) * g
+        if single:
+            g_single, shift_single = np.float32(g), np.float32(shift)
+            for j in range(classes):
+                grad_logits[r, j] = fast_exp_single(np.float32(logits[r, j] - shift_single)) * g_single
+        else:
+            for j in range(classes):
+                grad_logits[r, j] = fast_exp(logits[r, j] - shift) * g
         grad_logits[r, targets[r]] -= g
     return grad_logits
 
 
 def softmax_cross_entropy_forward_numba(logits, targets):
-    return launch(_cross_entropy_rows, logits.size, np.ascontiguousarray(logits), targets)
+    return launch(_cross_entropy_rows, logits.size, np.ascontiguousarray(logits), targets,
+                  logits.dtype == np.float32)
 
 
 def softmax_cross_entropy_backward_numba(grad_nll, logits, targets, logsumexp):
     return launch(_cross_entropy_backward_rows, logits.size, np.ascontiguousarray(grad_nll),
-                  np.ascontiguousarray(logits), targets, np.ascontiguousarray(logsumexp))
+                  np.ascontiguousarray(logits), targets, np.ascontiguousarray(logsumexp),
+                  logits.dtype == np.float32)
 
 
 # ---------------------------------------------------------------------------------------------------------

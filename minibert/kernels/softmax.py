@@ -17,7 +17,7 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.backend import choose
-from minibert.kernels.simd import VECTOR_SUMS, fast_exp, vector_max, vector_sum
+from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector_max, vector_sum
 from minibert.kernels.threads import launch
 
 
@@ -92,9 +92,10 @@ def _mask_rows(mask, x):
 
 
 @njit(parallel=True, cache=True)
-def _softmax_rows(x, mask_rows, mask_row_of, column_step, log):
+def _softmax_rows(x, mask_rows, mask_row_of, column_step, log, single):
     # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask.
     # No fastmath here: the mask can be -3.4e38, and the order of additions must stay as written.
+    # single: x is float32, so the exps are taken in float32 (simd.py's fast_exp_single, twice the lanes).
     rows, cols = x.shape
     y = np.empty_like(x)
     for r in prange(rows):
@@ -103,8 +104,13 @@ def _softmax_rows(x, mask_rows, mask_row_of, column_step, log):
         for j in range(cols):
             y_row[j] = x[r, j] + mask_rows[m, j * column_step]
         row_max = vector_max(y_row)
-        for j in range(cols):
-            y_row[j] = fast_exp(y_row[j] - row_max)
+        if single:
+            shift = np.float32(row_max)  # one of the row's own float32 values
+            for j in range(cols):
+                y_row[j] = fast_exp_single(np.float32(y_row[j] - shift))
+        else:
+            for j in range(cols):
+                y_row[j] = fast_exp(y_row[j] - row_max)
         total = vector_sum(y_row)  # float64 even for float32 x: no small term is lost
         if log:
             # log softmax(z)_j = (z_j - row_max) - log total: recompute z rather than take the log of y.
@@ -148,7 +154,8 @@ def _log_softmax_backward_rows(grad_y, y):
 
 
 def softmax_forward_numba(x, mask=None):
-    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), False).reshape(x.shape)
+    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), False,
+                  x.dtype == np.float32).reshape(x.shape)
 
 
 def softmax_backward_numba(grad_y, y):
@@ -156,7 +163,8 @@ def softmax_backward_numba(grad_y, y):
 
 
 def log_softmax_forward_numba(x, mask=None):
-    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), True).reshape(x.shape)
+    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), True,
+                  x.dtype == np.float32).reshape(x.shape)
 
 
 def log_softmax_backward_numba(grad_y, y):
