@@ -155,14 +155,14 @@ def layer_norm(x, weight, bias, eps=1e-12):
 
 class Dropout(Function):
     def forward(self, x, p, rng):
-        keep = 1.0 - p
         # Inverted dropout: scale the kept values by 1/keep now, so eval mode needs no rescaling.
-        self.scale = (rng.random(x.shape, dtype=np.float32) < keep).astype(x.dtype) / np.asarray(keep, x.dtype)
-        return x * self.scale
+        self.keep = 1.0 - p
+        y, self.kept = kernels.dropout_forward(x, rng.random(x.shape, dtype=np.float32), self.keep)
+        return y
 
     def backward(self, grad_output):
-        # out = x * scale  ->  d/dx = scale (0 for dropped units)
-        return grad_output * self.scale
+        # out = x * (1/keep or 0)  ->  d/dx = 1/keep for kept units, 0 for dropped ones
+        return kernels.dropout_backward(grad_output, self.kept, self.keep)
 
 
 def dropout(x, p, training, rng=None):
