@@ -418,34 +418,47 @@ def test_matmul_backward_is_the_gradient_of_its_forward(backend, m, k, n, seed):
 @pytest.mark.parametrize("dtype", FLOATS)
 @given(shape=leading_shapes, p=st.sampled_from([0.0, 0.1, 0.5, 0.9]), seed=seeds)
 def test_dropout_numba_equals_numpy_and_the_plain_formula(dtype, shape, p, seed):
-    """Both backends give the bits of x * ((u < keep) / keep), with a -0.0, an inf and a NaN among the
-    inputs; the backward is the same scale applied to the gradient; `kept` marks exactly u < keep."""
+    """Both backends give the bits of x * ((b < keep * 65536) / keep), with a -0.0, an inf and a NaN among
+    the inputs; the backward is the same scale applied to the gradient; `kept` marks exactly those draws."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape).astype(dtype)
     x.flat[0] = [-0.0, np.inf, np.nan][seed % 3]
-    uniform = rng.random(shape, dtype=np.float32)
+    bits = dropout.draw_bits(rng, shape)
     keep = 1.0 - p
-    scale = (uniform < keep).astype(dtype) / np.asarray(keep, dtype)
+    chosen = bits.astype(np.int64) < round(keep * 65536)
+    scale = chosen.astype(dtype) / np.asarray(keep, dtype)
     grad_y = rng.standard_normal(shape).astype(dtype)
     for forward, backward in ((dropout.dropout_forward_numpy, dropout.dropout_backward_numpy),
                               (dropout.dropout_forward_numba, dropout.dropout_backward_numba)):
         with np.errstate(invalid="ignore"):  # inf * 0 is NaN, as intended
-            y, kept = forward(x, uniform, keep)
+            y, kept = forward(x, bits, keep)
             expected = x * scale
         assert y.dtype == dtype and kept.dtype == bool
-        np.testing.assert_array_equal(kept, uniform < np.float32(keep))
+        np.testing.assert_array_equal(kept, chosen)
         np.testing.assert_array_equal(y, expected)
         np.testing.assert_array_equal(np.signbit(y), np.signbit(expected))
         np.testing.assert_array_equal(backward(grad_y, kept, keep), grad_y * scale)
 
 
-def test_dropout_refuses_bad_keep_and_mismatched_shapes():
-    """keep outside (0, 1] and draws of another shape are refused with messages that name them."""
+def test_dropout_keeps_each_element_with_probability_keep():
+    """Over a million draws the kept share is keep within 5 standard deviations, for p = 0.1 and 0.5."""
+    rng = np.random.default_rng(0)
+    x = np.ones(1_000_000, np.float32)
+    for keep in (0.9, 0.5):
+        _, kept = dropout.dropout_forward(x, dropout.draw_bits(rng, x.shape), keep)
+        assert abs(kept.mean() - keep) < 5 * np.sqrt(keep * (1 - keep) / x.size)
+
+
+def test_dropout_refuses_bad_keep_draws_and_shapes():
+    """keep outside (0, 1], float draws and draws or masks of another shape are refused, by name."""
     x = np.ones((2, 3), np.float32)
+    bits = np.zeros((2, 3), np.uint16)
     with pytest.raises(ValueError, match="keep=0"):
-        dropout.dropout_forward(x, np.zeros((2, 3), np.float32), 0.0)
-    with pytest.raises(ShapeError, match="uniform"):
-        dropout.dropout_forward(x, np.zeros((3, 2), np.float32), 0.9)
+        dropout.dropout_forward(x, bits, 0.0)
+    with pytest.raises(DtypeError, match="draw_bits"):
+        dropout.dropout_forward(x, np.zeros((2, 3), np.float32), 0.9)
+    with pytest.raises(ShapeError, match="bits"):
+        dropout.dropout_forward(x, np.zeros((3, 2), np.uint16), 0.9)
     with pytest.raises(ShapeError, match="kept"):
         dropout.dropout_backward(x, np.ones((3,), bool), 0.9)
 
