@@ -66,7 +66,8 @@ def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.
     tokens = batch_size * seq_len  # B·S
     scores = batch_size * heads * seq_len * seq_len  # B·A·S·S
     predictions = batch_size * max_predictions  # B·P
-    # A dropout with p > 0 keeps its mask and its output: two arrays; with p = 0 it is skipped.
+    # A dropout with p > 0 keeps its mask and its output: two arrays (the mask is bool, a quarter of a float32
+    # array, so counting it whole errs on the safe side); with p = 0 it is skipped.
     hidden_dropout = 2 if config.hidden_dropout_prob > 0 else 0
     attention_dropout = 2 if config.attention_probs_dropout_prob > 0 else 0
 
