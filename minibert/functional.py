@@ -8,7 +8,7 @@ them into the graph.
 import numpy as np
 
 from minibert import kernels
-from minibert.autograd.tensor import Function, Tensor, unbroadcast
+from minibert.autograd.tensor import Function, Tensor, is_grad_enabled, unbroadcast
 from minibert.errors import ShapeError
 
 GELU_FORMS = ("none", "tanh")
@@ -57,11 +57,15 @@ class GELU(Function):
     def forward(self, x, approximate="none"):
         if approximate not in GELU_FORMS:
             raise ValueError(f"gelu approximate={approximate!r}; use 'none' (exact erf form) or 'tanh'")
-        self.x, self.approximate = x, approximate
-        return kernels.gelu_forward(x, approximate)
+        if not (is_grad_enabled() and self.needs_grad[0]):
+            return kernels.gelu_forward(x, approximate)
+        # y = x Φ(x) and dy/dx = Φ(x) + x φ(x) share Φ(x), the costly part: compute both now and keep the
+        # slope instead of x (the same memory), so the backward is one multiplication.
+        y, self.slope = kernels.gelu_with_slope(x, approximate)
+        return y
 
     def backward(self, grad_output):
-        return kernels.gelu_backward(grad_output, self.x, self.approximate)
+        return grad_output * self.slope
 
 
 def gelu(x, approximate="none"):

@@ -241,6 +241,22 @@ def test_gelu_numba_matches_numpy(dtype, approximate, shape, seed):
                    scale * max(1.0, float(np.max(np.abs(grad_y)))))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@given(shape=leading_shapes, seed=seeds)
+def test_gelu_with_slope_is_the_forward_and_the_backward_factor(dtype, approximate, shape, seed):
+    """gelu_with_slope gives gelu_forward's y and dy/dx = gelu_backward of a gradient of ones, on both
+    backends: what training keeps for the backward is the same derivative the backward kernel computes."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    scale = max(1.0, float(np.max(np.abs(x))))
+    for with_slope in (gelu.gelu_with_slope_numpy, gelu.gelu_with_slope_numba):
+        y, slope = with_slope(x, approximate)
+        assert y.dtype == slope.dtype == dtype
+        assert_matches(y, gelu.gelu_forward_numpy(x, approximate), dtype, scale)
+        assert_matches(slope, gelu.gelu_backward_numpy(np.ones_like(x), x, approximate), dtype, scale)
+
+
 def test_gelu_tanh_form_matches_its_formula():
     """The tanh form equals 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) written out here, on both
     backends, in float64 (the Numba kernel computes it through a sigmoid)."""

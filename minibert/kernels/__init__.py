@@ -8,7 +8,7 @@ from minibert.kernels.arrays import DtypeError
 from minibert.kernels.backend import get_backend, set_backend, use_backend
 from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softmax_cross_entropy_forward
 from minibert.kernels.dropout import draw_bits, dropout_backward, dropout_forward
-from minibert.kernels.gelu import gelu_backward, gelu_forward
+from minibert.kernels.gelu import gelu_backward, gelu_forward, gelu_with_slope
 from minibert.kernels.layernorm import layer_norm_backward, layer_norm_forward
 from minibert.kernels.matmul import matmul_backward, matmul_forward
 from minibert.kernels.scatter import scatter_add_rows
@@ -26,6 +26,7 @@ __all__ = [
     "dropout_forward",
     "gelu_backward",
     "gelu_forward",
+    "gelu_with_slope",
     "get_backend",
     "layer_norm_backward",
     "layer_norm_forward",
