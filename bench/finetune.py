@@ -58,6 +58,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=None, help="epochs (default: the command's 3)")
     parser.add_argument("--lr", type=float, default=None, help="learning rate (default: the command's)")
     parser.add_argument("--qa-max-seq-length", type=int, default=384, help="QA window length (384)")
+    parser.add_argument("--qa-doc-stride", type=int, default=128, help="QA window step in tokens (128)")
     parser.add_argument("--quick", action="store_true", help="small subsets and one epoch: a smoke run")
     parser.add_argument("--verbose", action="store_true", help="show each run's progress and epochs")
     args = parser.parse_args()
@@ -78,7 +79,8 @@ def main():
     for task_name in tasks:
         for random_init in inits:
             settings = FineTuneConfig(learning_rate=args.lr, epochs=epochs or 3)
-            options = {"max_seq_length": args.qa_max_seq_length} if task_name == "qa" else {}
+            options = ({"max_seq_length": args.qa_max_seq_length, "doc_stride": args.qa_doc_stride}
+                       if task_name == "qa" else {})
             started = time.perf_counter()
             _, _, result = run_finetuning(
                 task_name, model_dir, settings=settings, random_init=random_init, task_options=options,

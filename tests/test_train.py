@@ -19,6 +19,9 @@ from minibert.data import build_pretraining_data
 from minibert.data.corpora.corpus_file import write_corpus
 from minibert.data.corpora.synthetic import corpus_documents
 from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
+from minibert.finetune.model_files import pretrained_length
+from minibert.finetune.run import fit_pretrained_length
+from minibert.finetune.tasks import make_task
 from minibert.kernels.threads import kernel_threads
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
@@ -377,6 +380,21 @@ def trained_run(small_corpus, tmp_path_factory):
     folder = tmp_path_factory.mktemp("run") / "run"
     pretrain(small_config(small_corpus, steps=3), folder, data_dir=small_corpus.parent, **quiet())
     return folder
+
+
+def test_fine_tuning_windows_shrink_to_the_pretrained_length(trained_run):
+    """A run folder pretrained at 32 tokens: QA's default 384-token windows become 32-token ones with a
+    stride of 16 (positions past 32 were never trained), a length the user gave stays, and a
+    from_pretrained folder, which does not record its length, changes nothing."""
+    assert pretrained_length(trained_run) == 32
+    tokenizer = BertTokenizer(trained_run / "vocab.txt")
+    task = make_task("qa", tokenizer)
+    fit_pretrained_length(task, trained_run, {}, log=None)
+    assert (task.max_seq_length, task.doc_stride) == (32, 16)
+    chosen = make_task("qa", tokenizer, max_seq_length=64)
+    fit_pretrained_length(chosen, trained_run, {"max_seq_length": 64}, log=None)
+    assert chosen.max_seq_length == 64
+    assert pretrained_length(trained_run / "no-such-checkpoint") is None
 
 
 def test_fill_mask_gives_sorted_probabilities_per_mask_in_english_and_chinese(trained_run):

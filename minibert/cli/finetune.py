@@ -29,8 +29,10 @@ def add_arguments(parser):
     parser.add_argument("--batch-size", type=int, default=32, help="examples per step (32)")
     parser.add_argument("--warmup", type=float, default=0.1, help="share of the steps warming up (0.1)")
     parser.add_argument("--max-seq-length", type=int, default=None,
-                        help="tokens per input (128; qa/squad 384), at most the model's positions")
-    parser.add_argument("--doc-stride", type=int, default=128, help="qa/squad: window step in tokens (128)")
+                        help="tokens per input (128; qa/squad 384), at most the length a run folder's model was "
+                             "pretrained on")
+    parser.add_argument("--doc-stride", type=int, default=None,
+                        help="qa/squad: window step in tokens (128, or half a shortened window)")
     parser.add_argument("--regression", action="store_true",
                         help="glue-tsv: the label is a number (STS-B): one output, squared-error loss")
     parser.add_argument("--random-init", action="store_true",
@@ -49,7 +51,7 @@ def run(args):
     options = {}
     if args.max_seq_length is not None:
         options["max_seq_length"] = args.max_seq_length
-    if kind == "question_answering":
+    if kind == "question_answering" and args.doc_stride is not None:
         options["doc_stride"] = args.doc_stride
     if args.regression:
         if kind != "classification":

@@ -40,3 +40,10 @@ def read_weights(model_dir):
     if not any(name.startswith(ENCODER_PREFIX) for name in state):
         state = {ENCODER_PREFIX + name: array for name, array in state.items()}  # a bare BertModel
     return config, state, str(folder / VOCAB_FILE)
+
+
+def pretrained_length(model_dir):
+    """The longest sequences the model of a run folder was pretrained on (its run's max_seq_length), or None
+    for a from_pretrained folder, which does not say. Position embeddings past it were never trained."""
+    path = Path(model_dir) / CHECKPOINT_FILE
+    return load_checkpoint(path).run_config.get("max_seq_length") if path.is_file() else None
