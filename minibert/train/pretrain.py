@@ -22,9 +22,11 @@ import shutil
 import signal
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, MinibertError
 from minibert.kernels.threads import kernel_threads
 from minibert.model import pretraining_loss
@@ -169,7 +171,10 @@ class Pretraining:
         self.train_batches, self.eval_batches = run_setup.open_batches(self.shard_dir, config)
         self.short_batches = None  # the training batches of the short-sequence steps, if the run has them
         if config.short_phase() is not None:
-            short_dir, _, short_fingerprint = run_setup.prepare_data(config.short_phase(), data_dir, log)
+            with warnings.catch_warnings():
+                # Cutting long sentences is the point of the short sequences, not a problem with the data.
+                warnings.simplefilter("ignore", DataWarning)
+                short_dir, _, short_fingerprint = run_setup.prepare_data(config.short_phase(), data_dir, log)
             self.short_batches, _ = run_setup.open_batches(short_dir, config.short_phase())
             self.data_fingerprint["short_rows"] = short_fingerprint["rows"]
         self.model = run_setup.build_model(config, self.tokenizer.vocab_size)
