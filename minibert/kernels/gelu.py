@@ -96,31 +96,6 @@ def _gelu_flat(x, tanh_form, single):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def _gelu_backward_flat(grad_y, x, tanh_form, single):
-    # grad_y, x (n,) -> grad_x (n,)
-    grad_x = np.empty_like(x)
-    if tanh_form:
-        for i in prange(x.size):
-            # y = x s, s = sigmoid(2u)  =>  dy/dx = s + x s (1 - s) 2 du/dx   (as s' = s (1 - s))
-            v = np.float64(x[i])
-            u = SQRT_2_OVER_PI * (v + CUBIC * v * v * v)
-            s = 1.0 / (1.0 + fast_exp(-2.0 * u))
-            du_dx = SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * v * v)
-            grad_x[i] = grad_y[i] * (s + 2.0 * v * s * (1.0 - s) * du_dx)
-    elif single:
-        for i in prange(x.size):
-            v = np.float64(x[i])
-            grad_x[i] = grad_y[i] * (normal_cdf_single(v) + v * INV_SQRT_2PI * fast_exp(-0.5 * v * v))
-    else:
-        for i in prange(x.size):
-            # y = x Phi(x)  =>  dy/dx = Phi(x) + x phi(x)
-            v = np.float64(x[i])
-            cdf = 0.5 * (1.0 + erf(v * INV_SQRT_2))
-            grad_x[i] = grad_y[i] * (cdf + v * INV_SQRT_2PI * fast_exp(-0.5 * v * v))
-    return grad_x
-
-
-@njit(parallel=True, cache=True, error_model="numpy")
 def _gelu_with_slope_flat(x, tanh_form, single):
     # x (n,) -> y (n,), slope (n,) = dy/dx: the forward and the backward's factor share Phi(x) or s
     y = np.empty_like(x)
@@ -131,6 +106,7 @@ def _gelu_with_slope_flat(x, tanh_form, single):
             u = SQRT_2_OVER_PI * (v + CUBIC * v * v * v)
             s = 1.0 / (1.0 + fast_exp(-2.0 * u))
             y[i] = v * s
+            # y = x s, s = sigmoid(2u)  =>  dy/dx = s + x s (1 - s) 2 du/dx   (as s' = s (1 - s))
             slope[i] = s + 2.0 * v * s * (1.0 - s) * SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * v * v)
     elif single:
         for i in prange(x.size):
@@ -140,6 +116,7 @@ def _gelu_with_slope_flat(x, tanh_form, single):
             slope[i] = cdf + v * INV_SQRT_2PI * fast_exp(-0.5 * v * v)
     else:
         for i in prange(x.size):
+            # y = x Phi(x)  =>  dy/dx = Phi(x) + x phi(x)
             v = np.float64(x[i])
             cdf = 0.5 * (1.0 + erf(v * INV_SQRT_2))
             y[i] = v * cdf
@@ -153,10 +130,8 @@ def gelu_forward_numba(x, approximate="none"):
 
 
 def gelu_backward_numba(grad_y, x, approximate="none"):
-    flat_grad_y = np.ascontiguousarray(grad_y).reshape(-1)
-    flat_x = np.ascontiguousarray(x).reshape(-1)
-    return launch(_gelu_backward_flat, x.size, flat_grad_y, flat_x, approximate == "tanh",
-                  x.dtype == np.float32).reshape(x.shape)
+    # grad_x = grad_y * dy/dx, with dy/dx from the same fused kernel training uses (one set of formulas)
+    return grad_y * gelu_with_slope_numba(x, approximate)[1]
 
 
 def gelu_with_slope_numba(x, approximate="none"):
