@@ -19,7 +19,7 @@ import sys
 import numba
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from numba import njit, prange
 
@@ -283,6 +283,7 @@ def test_gelu_backward_is_the_gradient_of_its_forward(backend, approximate, shap
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @given(shape=leading_shapes, hidden=last_sizes, seed=seeds)
+@example(shape=(4,), hidden=2, seed=8192)  # a row of two nearly equal values that once failed in CI
 def test_layer_norm_numba_matches_numpy(dtype, shape, hidden, seed):
     """layer_norm forward (y, mean, rstd) and backward (grad_x, grad_weight, grad_bias): the Numba kernels
     equal the NumPy references."""
@@ -292,9 +293,12 @@ def test_layer_norm_numba_matches_numpy(dtype, shape, hidden, seed):
     grad_y = rng.standard_normal(x.shape).astype(dtype)
     expected = layernorm.layer_norm_forward_numpy(x, weight, bias, 1e-5)
     outputs = layernorm.layer_norm_forward_numba(x, weight, bias, 1e-5)
-    for actual, wanted in zip(outputs, expected, strict=True):
-        assert_matches(actual, wanted, dtype)
     _, mean, rstd = expected
+    # x - mean rounds to a unit of |x|, and the row is then divided by its std: a row of nearly equal values
+    # (hidden 2, std 0.005) magnifies that rounding by |x| / std, in the float32 reference above all
+    conditioning = float(np.max(np.abs(x)) * np.max(rstd) * max(1.0, np.max(np.abs(weight))))
+    for actual, wanted in zip(outputs, expected, strict=True):
+        assert_matches(actual, wanted, dtype, max(1.0, conditioning * float(np.max(np.abs(wanted)))))
     # grad_x combines terms of size |grad_y| |weight| rstd: that is the scale its rounding errors follow
     scale = float(np.max(np.abs(grad_y)) * np.max(np.abs(weight)) * np.max(rstd) * hidden)
     grads = layernorm.layer_norm_backward_numba(grad_y, x, weight, mean, rstd)
