@@ -57,12 +57,15 @@ def step(model, batch):
 
 def use_training_threads():
     """Run the Numba kernels on as many threads as pretraining does (`RunConfig.threads`: one, since BLAS's
-    spinning threads fight parallel kernels; see minibert/train/presets.py), so the bench times the step
-    that `python -m minibert pretrain` runs. NUMBA_NUM_THREADS caps it as usual."""
+    spinning threads fight parallel kernels; see minibert/train/presets.py), and keep freed memory as it
+    does (minibert/kernels/allocator.py), so the bench times the step that `python -m minibert pretrain`
+    runs. NUMBA_NUM_THREADS caps the threads as usual."""
     import numba
 
+    from minibert.kernels.allocator import reuse_freed_memory
     from minibert.train.presets import RunConfig
 
+    reuse_freed_memory()
     if RunConfig().threads is not None:
         numba.set_num_threads(min(RunConfig().threads, numba.config.NUMBA_NUM_THREADS))
 

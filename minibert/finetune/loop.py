@@ -27,6 +27,7 @@ from minibert.errors import ConfigError
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.saved_model import save_finetuned, write_record
+from minibert.kernels.allocator import reuse_freed_memory
 from minibert.kernels.threads import kernel_threads
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.logs import LOG_FILE, RunLog
@@ -99,6 +100,7 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
     log go (nothing is written when None). record: extra facts for finetune.json (task name, source).
     """
     settings = settings or FineTuneConfig()
+    reuse_freed_memory()  # as pretraining does: each step's large arrays reuse the last step's pages
     with kernel_threads(settings.threads):
         return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
 
