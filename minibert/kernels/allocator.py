@@ -9,13 +9,17 @@ every step. (glibc raises its threshold by itself after freeing such a block, bu
 and it still returns the free top of the heap to the system past 128 KiB.)
 
 `reuse_freed_memory()` sets two options of glibc's malloc (mallopt(3)):
-- M_MMAP_THRESHOLD = 32 MiB, glibc's maximum: blocks below it come from the heap, which keeps its pages;
-- M_TRIM_THRESHOLD = 2 GiB (the largest int): free memory at the top of the heap stays in the process for the next step.
+- M_MMAP_MAX = 0: no block gets an mmap of its own; all come from the heap, which keeps its pages;
+- M_TRIM_THRESHOLD = 2 GiB (the largest int): free memory at the top of the heap stays in the process for
+  the next step instead of being given back.
+(Raising M_MMAP_THRESHOLD instead stops at glibc's cap of 32 MiB, and setting any option turns off glibc's
+own adjustment, so the (8, 4, 512, 512) attention arrays of 512-token batches, 32 MiB each, were mapped
+afresh on every step: 0.76 s a step against 0.70 s this way.)
 
 The process keeps the step's peak memory between steps, which it needs again at the next step anyway.
-Measured on `mini` (bench/pretrain_step.py, batch 32, 128 tokens, 2 cores; three runs each way, alternating):
-a median step of 0.446-0.497 s by default, 0.380-0.432 s with the options set; tests/test_allocator.py counts
-the page faults that go away.
+Measured on `mini` (bench/compare_torch.py --only scaling, one run each way, 2 cores): batch 32 of 128
+tokens 0.534 s a step by default, 0.453 s with the options set; batch 64, 1.358 s and 0.914 s.
+tests/test_allocator.py counts the page faults that go away.
 
 Only glibc (Linux) has mallopt; on other systems this does nothing and says so by returning False.
 """
@@ -24,13 +28,12 @@ import ctypes
 import ctypes.util
 
 M_TRIM_THRESHOLD = -1  # option numbers from glibc's <malloc.h>
-M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD_BYTES = 32 * 1024 * 1024  # the largest value glibc accepts on 64-bit systems
+M_MMAP_MAX = -4
 TRIM_THRESHOLD_BYTES = 2**31 - 1  # mallopt takes a C int
 
 
 def reuse_freed_memory():
-    """Ask glibc's malloc to keep freed blocks up to 32 MiB for reuse; True if it took the options."""
+    """Ask glibc's malloc to keep freed blocks for reuse; True if it took the options."""
     name = ctypes.util.find_library("c")
     if name is None:
         return False
@@ -39,6 +42,6 @@ def reuse_freed_memory():
     except (OSError, AttributeError):  # not glibc: musl, macOS and Windows have no mallopt
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    took_mmap = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    took_heap_only = mallopt(M_MMAP_MAX, 0)
     took_trim = mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
-    return bool(took_mmap and took_trim)
+    return bool(took_heap_only and took_trim)
