@@ -57,8 +57,10 @@ def main():
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, from sentiment,qa,ner")
     parser.add_argument("--epochs", type=int, default=None, help="epochs (default: the command's 3)")
     parser.add_argument("--lr", type=float, default=None, help="learning rate (default: the command's)")
-    parser.add_argument("--qa-max-seq-length", type=int, default=384, help="QA window length (384)")
-    parser.add_argument("--qa-doc-stride", type=int, default=128, help="QA window step in tokens (128)")
+    parser.add_argument("--qa-max-seq-length", type=int, default=None,
+                        help="QA window length (default: the command's, 384 cut to the pretraining length)")
+    parser.add_argument("--qa-doc-stride", type=int, default=None,
+                        help="QA window step in tokens (default: the command's, 128 or half the window)")
     parser.add_argument("--quick", action="store_true", help="small subsets and one epoch: a smoke run")
     parser.add_argument("--verbose", action="store_true", help="show each run's progress and epochs")
     args = parser.parse_args()
@@ -79,8 +81,8 @@ def main():
     for task_name in tasks:
         for random_init in inits:
             settings = FineTuneConfig(learning_rate=args.lr, epochs=epochs or 3)
-            options = ({"max_seq_length": args.qa_max_seq_length, "doc_stride": args.qa_doc_stride}
-                       if task_name == "qa" else {})
+            given = {"max_seq_length": args.qa_max_seq_length, "doc_stride": args.qa_doc_stride}
+            options = {name: value for name, value in given.items() if value is not None and task_name == "qa"}
             started = time.perf_counter()
             _, _, result = run_finetuning(
                 task_name, model_dir, settings=settings, random_init=random_init, task_options=options,
