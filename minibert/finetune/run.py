@@ -38,7 +38,8 @@ def fit_pretrained_length(task, model_dir, task_options, log):
     """Shorten the task's default sequences to what a run folder's model was pretrained on: position
     embeddings past that length are still random, and the task would have to learn them from its few
     examples (mini pretrains at 128; QA's default is run_squad.py's 384: on the synthetic QA set, then of 300
-    training passages, dev F1 74.3 with 384-token windows, 79.1 with 128-token ones, after 3 epochs). A length the user gave is kept."""
+    training passages, dev F1 74.3 with 384-token windows, 79.1 with 128-token ones, after 3 epochs).
+    A length the user gave is kept."""
     length = pretrained_length(model_dir)
     if length is None or "max_seq_length" in task_options or task.max_seq_length <= length:
         return
