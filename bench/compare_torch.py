@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from model import describe_threads, make_batch, use_training_threads  # noqa: E402  (bench/model.py)
+from model import describe_threads, make_batch, use_training_setup  # noqa: E402  (bench/model.py)
 
 from minibert.autograd import profile_ops  # noqa: E402
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss  # noqa: E402
@@ -368,10 +368,10 @@ start = time.perf_counter()
 sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
 import numpy as np
 from compare_torch import MinibertStep, timed_step
-from model import make_batch, use_training_threads
+from model import make_batch, use_training_setup
 from minibert.model import BertConfig
 imported = time.perf_counter()
-use_training_threads()
+use_training_setup()
 config = BertConfig.preset("mini")
 runner = MinibertStep(config, make_batch(config, 32, 128, 20, np.random.default_rng(0)))
 timed_step(runner)
@@ -431,7 +431,7 @@ def main():
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    use_training_threads()
+    use_training_setup()
     if args.memory_child:
         peak_step_memory_child(args.memory_child, args.batch, args.seq, args.masked)
         return

@@ -55,7 +55,7 @@ def step(model, batch):
     return loss.item()
 
 
-def use_training_threads():
+def use_training_setup():
     """Run the Numba kernels on as many threads as pretraining does (`RunConfig.threads`: one, since BLAS's
     spinning threads fight parallel kernels; see minibert/train/presets.py), and keep freed memory as it
     does (minibert/kernels/allocator.py), so the bench times the step that `python -m minibert pretrain`
@@ -96,7 +96,7 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     args = parser.parse_args()
 
-    use_training_threads()
+    use_training_setup()
     describe_threads()
     config = BertConfig.preset(args.preset)
     model = BertForPreTraining(config, seed=0).train()

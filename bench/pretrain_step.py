@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.model import describe_threads, make_batch, use_training_threads  # noqa: E402
+from bench.model import describe_threads, make_batch, use_training_setup  # noqa: E402
 from minibert.train import run_setup  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.pretrain import train_step  # noqa: E402
@@ -146,7 +146,7 @@ def main():
     if args.threads:
         limit_threads(args.threads)
     else:
-        use_training_threads()
+        use_training_setup()
     describe_threads()
 
     config = run_preset("mini")

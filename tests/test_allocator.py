@@ -5,6 +5,7 @@ can only be seen in a process that has not set them.
 """
 
 import json
+import platform
 import subprocess
 import sys
 
@@ -37,7 +38,7 @@ def fault_counts(mode):
     return json.loads(out.stdout)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mallopt is glibc's (Linux)")
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 def test_freed_arrays_are_reused_without_new_page_faults():
     default, reused = fault_counts("default"), fault_counts("reuse")
     assert reused["took"] is True
