@@ -16,7 +16,8 @@ and it still returns the free top of the heap to the system past 128 KiB.)
 own adjustment, so the (8, 4, 512, 512) attention arrays of 512-token batches, 32 MiB each, were mapped
 afresh on every step: 0.76 s a step against 0.70 s this way.)
 
-The process keeps the step's peak memory between steps, which it needs again at the next step anyway.
+The process keeps the step's peak memory between steps, which it needs again at the next step anyway. The
+options hold for the rest of the process: a notebook that ran `fine_tune` keeps them afterwards.
 Measured on `mini` (bench/compare_torch.py --only scaling, one run each way, 2 cores): batch 32 of 128
 tokens 0.534 s a step by default, 0.453 s with the options set; batch 64, 1.358 s and 0.914 s.
 tests/test_allocator.py counts the page faults that go away.
