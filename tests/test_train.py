@@ -27,7 +27,7 @@ from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
-from minibert.train.checkpointing import RunPosition, load_checkpoint, restore, save_checkpoint
+from minibert.train.checkpointing import RunPosition, load_checkpoint, load_run_config, restore, save_checkpoint
 from minibert.train.evaluate import evaluate
 from minibert.train.fill_mask import fill_mask, masked_examples
 from minibert.train.loading import load_for_inference
@@ -396,6 +396,17 @@ def test_fine_tuning_windows_shrink_to_the_pretrained_length(trained_run):
     fit_pretrained_length(chosen, trained_run, {"max_seq_length": 64}, log=None)
     assert chosen.max_seq_length == 64
     assert pretrained_length(trained_run / "no-such-checkpoint") is None
+
+
+def test_run_settings_are_read_without_the_weights(trained_run, tmp_path):
+    """load_run_config reads the metadata alone and gives what load_checkpoint gives; a weights file that is
+    not a training checkpoint is refused the same way."""
+    path = trained_run / "checkpoint.npz"
+    assert load_run_config(path) == load_checkpoint(path).run_config
+    assert load_run_config(path)["max_seq_length"] == 32
+    BertForPreTraining(BertConfig.preset("tiny")).save(tmp_path / "weights.npz")
+    with pytest.raises(CheckpointError, match="not a minibert training checkpoint"):
+        load_run_config(tmp_path / "weights.npz")
 
 
 def test_fill_mask_gives_sorted_probabilities_per_mask_in_english_and_chinese(trained_run):

@@ -15,7 +15,7 @@ from minibert.errors import CheckpointError
 from minibert.io import find_weights_file, normalize_hf_state, read_safetensors
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE, read_config
 from minibert.model import BertConfig
-from minibert.train.checkpointing import CHECKPOINT_FILE, load_checkpoint
+from minibert.train.checkpointing import CHECKPOINT_FILE, load_checkpoint, load_run_config
 
 ENCODER_PREFIX = "bert."
 
@@ -46,4 +46,4 @@ def pretrained_length(model_dir):
     """The longest sequences the model of a run folder was pretrained on (its run's max_seq_length), or None
     for a from_pretrained folder, which does not say. Position embeddings past it were never trained."""
     path = Path(model_dir) / CHECKPOINT_FILE
-    return load_checkpoint(path).run_config.get("max_seq_length") if path.is_file() else None
+    return load_run_config(path).get("max_seq_length") if path.is_file() else None

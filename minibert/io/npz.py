@@ -62,13 +62,17 @@ def save_arrays(path, arrays, meta):
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
-def load_arrays(path):
-    """Read a file written by `save_arrays`; return `(arrays, meta)`. Problems raise `CheckpointError`."""
+def load_arrays(path, meta_only=False):
+    """Read a file written by `save_arrays`; return `(arrays, meta)`. Problems raise `CheckpointError`.
+
+    meta_only: read just the metadata (arrays is then empty), to learn what a file holds without reading
+    its megabytes of weights."""
     try:
         file_size = os.stat(path).st_size
         with zipfile.ZipFile(path) as archive:
             members = _list_members(path, archive, file_size)
-            arrays = {name: _read_member(path, archive, info, name) for name, info in members.items()}
+            arrays = {name: _read_member(path, archive, info, name) for name, info in members.items()
+                      if name == META_KEY or not meta_only}
     except CheckpointError:
         raise
     except FileNotFoundError as error:

@@ -86,10 +86,7 @@ def save_checkpoint(path, model, optimizer, scheduler, run_config, position, dat
 def load_checkpoint(path):
     """Read a `TrainingCheckpoint`; a missing, damaged or foreign file raises `CheckpointError`."""
     arrays, meta = load_arrays(path)
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a minibert training checkpoint (format {meta.get('format')!r})")
-    if meta.get("version") != VERSION:
-        raise CheckpointError(f"{path} has version {meta.get('version')!r}; this minibert reads {VERSION}")
+    _check_format(path, meta)
     try:
         model_state = {name[len(MODEL_PREFIX):]: array for name, array in arrays.items()
                        if name.startswith(MODEL_PREFIX)}
@@ -108,6 +105,24 @@ def load_checkpoint(path):
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise CheckpointError(f"{path}: the training state in it is incomplete ({type(error).__name__}: "
                               f"{error}); use an earlier checkpoint or start the run again") from None
+
+
+def load_run_config(path):
+    """The run settings (RunConfig as a dict) of a checkpoint, read without its weights and optimizer state."""
+    _, meta = load_arrays(path, meta_only=True)
+    _check_format(path, meta)
+    run_config = meta.get("run_config")
+    if not isinstance(run_config, dict):
+        raise CheckpointError(f"{path}: the training state in it has no run settings; use an earlier "
+                              "checkpoint or start the run again")
+    return run_config
+
+
+def _check_format(path, meta):
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a minibert training checkpoint (format {meta.get('format')!r})")
+    if meta.get("version") != VERSION:
+        raise CheckpointError(f"{path} has version {meta.get('version')!r}; this minibert reads {VERSION}")
 
 
 def _checked_position(position):
