@@ -18,14 +18,12 @@ from numba import njit, prange
 
 from minibert.kernels.arrays import float_array, like, same_shape
 from minibert.kernels.backend import choose
-from minibert.kernels.erf import erf, erf_numpy, normal_cdf_single
+from minibert.kernels.erf import INV_SQRT_2, INV_SQRT_2PI, erf, erf_numpy, normal_cdf_pdf_single
 from minibert.kernels.simd import fast_exp
 from minibert.kernels.threads import launch
 
 APPROXIMATIONS = ("none", "tanh")
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-INV_SQRT_2 = 1.0 / math.sqrt(2.0)
-INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 CUBIC = 0.044715
 
 
@@ -70,8 +68,8 @@ def gelu_with_slope_numpy(x, approximate="none"):
 # fast_exp, which vectorises (math.tanh would be a scalar library call, 4x slower than NumPy's np.tanh here).
 # The exact form uses erf.py's erf (Cody's), the same formulas as the NumPy reference: Numba's math.erf is a
 # scalar series expansion that made the backward of a (B*S, 4H) activation take 40 ms instead of a few.
-# On float32 arrays it uses erf.py's `normal_cdf_single` instead, a fit to float32 precision with one
-# division where Cody's has three (`single`).
+# On float32 arrays it uses erf.py's `normal_cdf_pdf_single` instead (`single`), a fit to float32 precision
+# with one division where Cody's has three, whose exp also gives the density phi(x) the slope needs.
 # error_model="numpy": a division by zero gives inf instead of raising, so Numba adds no check per division
 # and the loops run in SIMD registers.
 
@@ -87,7 +85,7 @@ def _gelu_flat(x, tanh_form, single):
     elif single:
         for i in prange(x.size):
             v = np.float64(x[i])
-            y[i] = v * normal_cdf_single(v)
+            y[i] = v * normal_cdf_pdf_single(v)[0]
     else:
         for i in prange(x.size):
             v = np.float64(x[i])
@@ -111,9 +109,9 @@ def _gelu_with_slope_flat(x, tanh_form, single):
     elif single:
         for i in prange(x.size):
             v = np.float64(x[i])
-            cdf = normal_cdf_single(v)
+            cdf, pdf = normal_cdf_pdf_single(v)
             y[i] = v * cdf
-            slope[i] = cdf + v * INV_SQRT_2PI * fast_exp(-0.5 * v * v)
+            slope[i] = cdf + v * pdf
     else:
         for i in prange(x.size):
             # y = x Phi(x)  =>  dy/dx = Phi(x) + x phi(x)
