@@ -161,7 +161,7 @@ class Dropout(Function):
     def forward(self, x, p, rng):
         # Inverted dropout: scale the kept values by 1/keep now, so eval mode needs no rescaling.
         self.keep = 1.0 - p
-        y, self.kept = kernels.dropout_forward(x, kernels.draw_bits(rng, x.shape), self.keep)
+        y, self.kept = kernels.dropout_forward(x, kernels.draw_seed(rng), self.keep)
         return y
 
     def backward(self, grad_output):

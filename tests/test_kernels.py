@@ -459,23 +459,35 @@ def test_matmul_backward_is_the_gradient_of_its_forward(backend, m, k, n, seed):
 # ---------------------------------------------------------------------------------------------------------
 # dropout
 
+def test_dropout_draws_are_splitmix64():
+    """The draws come from SplitMix64: its published first outputs for seed 1234567 (Rosetta Code,
+    "Pseudo-random numbers/Splitmix64"), and four 16-bit draws from each, lowest bits first."""
+    published = [6457827717110365317, 3203168211198807973, 9817491932198370423, 4593380528125082431,
+                 16408922859458223821]
+    assert [int(v) for v in dropout.splitmix64_numpy(np.uint64(1234567), 5)] == published
+    draws = dropout.draws_numpy(np.uint64(1234567), 18)
+    assert [int(b) for b in draws] == [(number >> shift) & 0xFFFF for number in published
+                                       for shift in (0, 16, 32, 48)][:18]
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @given(shape=leading_shapes, p=st.sampled_from([0.0, 0.1, 0.5, 0.9]), seed=seeds)
 def test_dropout_numba_equals_numpy_and_the_plain_formula(dtype, shape, p, seed):
-    """Both backends give the bits of x * ((b < keep * 65536) / keep), with a -0.0, an inf and a NaN among
-    the inputs; the backward is the same scale applied to the gradient; `kept` marks exactly those draws."""
+    """Both backends give the bits of x * ((b < keep * 65536) / keep) for the draws b of the seed, with a
+    -0.0, an inf and a NaN among the inputs; the backward is the same scale applied to the gradient; `kept`
+    marks exactly those draws."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape).astype(dtype)
     x.flat[0] = [-0.0, np.inf, np.nan][seed % 3]
-    bits = dropout.draw_bits(rng, shape)
+    call_seed = dropout.draw_seed(rng)
     keep = 1.0 - p
-    chosen = bits.astype(np.int64) < round(keep * 65536)
+    chosen = (dropout.draws_numpy(call_seed, x.size).astype(np.int64) < round(keep * 65536)).reshape(shape)
     scale = chosen.astype(dtype) / np.asarray(keep, dtype)
     grad_y = rng.standard_normal(shape).astype(dtype)
     for forward, backward in ((dropout.dropout_forward_numpy, dropout.dropout_backward_numpy),
                               (dropout.dropout_forward_numba, dropout.dropout_backward_numba)):
         with np.errstate(invalid="ignore"):  # inf * 0 is NaN, as intended
-            y, kept = forward(x, bits, keep)
+            y, kept = forward(x, call_seed, keep)
             expected = x * scale
         assert y.dtype == dtype and kept.dtype == bool
         np.testing.assert_array_equal(kept, chosen)
@@ -485,24 +497,28 @@ def test_dropout_numba_equals_numpy_and_the_plain_formula(dtype, shape, p, seed)
 
 
 def test_dropout_keeps_each_element_with_probability_keep():
-    """Over a million draws the kept share is keep within 5 standard deviations, for p = 0.1 and 0.5."""
+    """Over a million draws the kept share is keep within 5 standard deviations, for p = 0.1 and 0.5; so
+    is it among the elements that share a SplitMix64 number (every fourth one), and two seeds drawn one
+    after the other agree on an element as often as independent draws would (keep² + (1 - keep)²)."""
     rng = np.random.default_rng(0)
     x = np.ones(1_000_000, np.float32)
     for keep in (0.9, 0.5):
-        _, kept = dropout.dropout_forward(x, dropout.draw_bits(rng, x.shape), keep)
-        assert abs(kept.mean() - keep) < 5 * np.sqrt(keep * (1 - keep) / x.size)
+        tolerance = 5 * np.sqrt(keep * (1 - keep) / x.size)
+        _, kept = dropout.dropout_forward(x, dropout.draw_seed(rng), keep)
+        _, kept_next = dropout.dropout_forward(x, dropout.draw_seed(rng), keep)
+        assert abs(kept.mean() - keep) < tolerance
+        for offset in range(4):
+            assert abs(kept[offset::4].mean() - keep) < 2 * tolerance
+        assert abs((kept == kept_next).mean() - (keep**2 + (1 - keep) ** 2)) < 2 * tolerance
 
 
-def test_dropout_refuses_bad_keep_draws_and_shapes():
-    """keep outside (0, 1], float draws and draws or masks of another shape are refused, by name."""
+def test_dropout_refuses_bad_keep_seeds_and_shapes():
+    """keep outside (0, 1], a seed that is not a uint64, and a mask of another shape are refused, by name."""
     x = np.ones((2, 3), np.float32)
-    bits = np.zeros((2, 3), np.uint16)
     with pytest.raises(ValueError, match="keep=0"):
-        dropout.dropout_forward(x, bits, 0.0)
-    with pytest.raises(DtypeError, match="draw_bits"):
-        dropout.dropout_forward(x, np.zeros((2, 3), np.float32), 0.9)
-    with pytest.raises(ShapeError, match="bits"):
-        dropout.dropout_forward(x, np.zeros((3, 2), np.uint16), 0.9)
+        dropout.dropout_forward(x, np.uint64(1), 0.0)
+    with pytest.raises(DtypeError, match="draw_seed"):
+        dropout.dropout_forward(x, 1.5, 0.9)
     with pytest.raises(ShapeError, match="kept"):
         dropout.dropout_backward(x, np.ones((3,), bool), 0.9)
 

@@ -7,7 +7,7 @@ the backend switch (`set_backend("numba" | "numpy")`, or the MINIBERT_BACKEND en
 from minibert.kernels.arrays import DtypeError
 from minibert.kernels.backend import get_backend, set_backend, use_backend
 from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softmax_cross_entropy_forward
-from minibert.kernels.dropout import draw_bits, dropout_backward, dropout_forward
+from minibert.kernels.dropout import draw_seed, dropout_backward, dropout_forward
 from minibert.kernels.gelu import gelu_backward, gelu_forward, gelu_with_slope
 from minibert.kernels.layernorm import layer_norm_backward, layer_norm_forward
 from minibert.kernels.matmul import matmul_backward, matmul_forward
@@ -21,7 +21,7 @@ from minibert.kernels.softmax import (
 
 __all__ = [
     "DtypeError",
-    "draw_bits",
+    "draw_seed",
     "dropout_backward",
     "dropout_forward",
     "gelu_backward",
