@@ -42,7 +42,7 @@ def tiny_folder(tmp_path_factory):
     """A from_pretrained folder of a random `tiny` BertModel with a vocabulary of the synthetic task files."""
     folder = tmp_path_factory.mktemp("tiny")
     files = [f"{SYNTHETIC}/sentiment_train.tsv", f"{SYNTHETIC}/ner_train.conll", f"{SYNTHETIC}/qa_train.json"]
-    tokens = train_wordpiece(files, 2000, out=folder / "vocab.txt")  # 1,568 tokens: every word of the sets
+    tokens = train_wordpiece(files, 2000, out=folder / "vocab.txt")  # 2,000, the cap: no [UNK] in the sets
     BertModel(BertConfig.preset("tiny", vocab_size=len(tokens))).save_pretrained(folder)
     return folder
 
