@@ -9,7 +9,8 @@ the benchmark unsets them for its own command only. Never unset them in tests or
 
 Shapes (mini: batch B=32, seq S=128, hidden H=256, heads A=4, head size D=64, FFN 1024, vocabulary 8192):
   matmul (B*S, H) @ (H, 1024), and attention's batched (B*A, S, D) @ (B*A, D, S);
-  softmax on (B, A, S, S) with a (B, 1, 1, S) padding mask; GELU on (B*S, 1024); LayerNorm on (B*S, H);
+  softmax on (B, A, S, S) with a (B, 1, 1, S) padding mask; GELU on (B*S, 1024) (forward and backward, and
+  as training runs it: with its slope, then one multiplication); dropout on (B, A, S, S); LayerNorm on (B*S, H);
   cross-entropy on (640, 8192) (B * 20 masked positions over the vocabulary).
 It also prints Numba's compile time (cold: a fresh cache directory; warm: the same directory again), the BLAS
 library NumPy uses, and a sweep of square matmuls that locates where BLAS overtakes the loop kernel.
@@ -30,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from minibert.kernels import cross_entropy, gelu, layernorm, matmul, softmax  # noqa: E402
+from minibert.kernels import cross_entropy, dropout, gelu, layernorm, matmul, softmax  # noqa: E402
 
 B, S, H, A, FFN, VOCAB, MASKED = 32, 128, 256, 4, 1024, 8192, 20
 D = H // A
@@ -99,6 +100,17 @@ def cases(rng):
         return (step(gelu.gelu_forward_numba, gelu.gelu_backward_numba),
                 step(gelu.gelu_forward_numpy, gelu.gelu_backward_numpy))
 
+    def gelu_training_step(with_slope):
+        # what training runs: y and dy/dx in one pass, then the backward is one multiplication
+        return lambda: grad_ffn * with_slope(hidden, "none")[1]
+
+    def dropout_step(forward, backward):
+        # attention's dropout, BERT's p = 0.1, a fresh seed per call as in training
+        def step():
+            _, kept = forward(scores, dropout.draw_seed(rng), 0.9)
+            backward(grad_probs, kept, 0.9)
+        return step
+
     def layer_norm_step(forward, backward):
         def step():
             _, mean, rstd = forward(ln_x, ln_w, ln_b, 1e-12)
@@ -117,6 +129,11 @@ def cases(rng):
         (f"softmax ({B},{A},{S},{S}) mask ({B},1,1,{S})", softmax_step(softmax), softmax_reference, None),
         (f"gelu exact ({B * S},{FFN})", *gelu_steps("none"), None),
         (f"gelu tanh ({B * S},{FFN})", *gelu_steps("tanh"), None),
+        (f"gelu exact with slope ({B * S},{FFN})", gelu_training_step(gelu.gelu_with_slope_numba),
+         gelu_training_step(gelu.gelu_with_slope_numpy), None),
+        (f"dropout p=0.1 ({B},{A},{S},{S})",
+         dropout_step(dropout.dropout_forward_numba, dropout.dropout_backward_numba),
+         dropout_step(dropout.dropout_forward_numpy, dropout.dropout_backward_numpy), None),
         (f"layer_norm ({B * S},{H})",
          layer_norm_step(layernorm.layer_norm_forward_numba, layernorm.layer_norm_backward_numba),
          layer_norm_step(layernorm.layer_norm_forward_numpy, layernorm.layer_norm_backward_numpy), None),

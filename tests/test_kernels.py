@@ -461,27 +461,25 @@ def test_matmul_backward_is_the_gradient_of_its_forward(backend, m, k, n, seed):
 
 def test_dropout_draws_are_splitmix64():
     """The draws come from SplitMix64: its published first outputs for seed 1234567 (Rosetta Code,
-    "Pseudo-random numbers/Splitmix64"), and four 16-bit draws from each, lowest bits first."""
+    "Pseudo-random numbers/Splitmix64"), and u = the top 53 bits of each over 2**53."""
     published = [6457827717110365317, 3203168211198807973, 9817491932198370423, 4593380528125082431,
                  16408922859458223821]
     assert [int(v) for v in dropout.splitmix64_numpy(np.uint64(1234567), 5)] == published
-    draws = dropout.draws_numpy(np.uint64(1234567), 18)
-    assert [int(b) for b in draws] == [(number >> shift) & 0xFFFF for number in published
-                                       for shift in (0, 16, 32, 48)][:18]
+    assert list(dropout.uniforms_numpy(np.uint64(1234567), 5)) == [(n >> 11) / 2**53 for n in published]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @given(shape=leading_shapes, p=st.sampled_from([0.0, 0.1, 0.5, 0.9]), seed=seeds)
 def test_dropout_numba_equals_numpy_and_the_plain_formula(dtype, shape, p, seed):
-    """Both backends give the bits of x * ((b < keep * 65536) / keep) for the draws b of the seed, with a
-    -0.0, an inf and a NaN among the inputs; the backward is the same scale applied to the gradient; `kept`
-    marks exactly those draws."""
+    """Both backends give the bits of x * ((u < keep) / keep) for the draws u of the seed, with a -0.0, an
+    inf and a NaN among the inputs; the backward is the same scale applied to the gradient; `kept` marks
+    exactly those draws."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape).astype(dtype)
     x.flat[0] = [-0.0, np.inf, np.nan][seed % 3]
     call_seed = dropout.draw_seed(rng)
     keep = 1.0 - p
-    chosen = (dropout.draws_numpy(call_seed, x.size).astype(np.int64) < round(keep * 65536)).reshape(shape)
+    chosen = (dropout.uniforms_numpy(call_seed, x.size) < keep).reshape(shape)
     scale = chosen.astype(dtype) / np.asarray(keep, dtype)
     grad_y = rng.standard_normal(shape).astype(dtype)
     for forward, backward in ((dropout.dropout_forward_numpy, dropout.dropout_backward_numpy),
@@ -496,10 +494,21 @@ def test_dropout_numba_equals_numpy_and_the_plain_formula(dtype, shape, p, seed)
         np.testing.assert_array_equal(backward(grad_y, kept, keep), grad_y * scale)
 
 
+@given(keep=st.floats(1e-6, 1.0), seed=seeds)
+def test_dropout_kernel_threshold_is_exactly_u_below_keep(keep, seed):
+    """The kernel compares integers (the top 53 bits against ceil(keep * 2**53)); that is exactly u < keep,
+    keep = 1 included, for any keep: u = 1 - 2**-53 (the largest draw) and the draws just around keep."""
+    below_keep = math.floor(keep * 2**53)  # the integer at or just below keep * 2**53
+    _, threshold = dropout._factors(keep, np.float64)
+    draws = [m for m in (2**53 - 1, below_keep - 1, below_keep, below_keep + 1) if 0 <= m < 2**53]
+    for m in draws:
+        assert (m < int(threshold)) == (m / 2**53 < keep), (m, keep)
+
+
 def test_dropout_keeps_each_element_with_probability_keep():
-    """Over a million draws the kept share is keep within 5 standard deviations, for p = 0.1 and 0.5; so
-    is it among the elements that share a SplitMix64 number (every fourth one), and two seeds drawn one
-    after the other agree on an element as often as independent draws would (keep² + (1 - keep)²)."""
+    """Over a million draws the kept share is keep within 5 standard deviations, for p = 0.1 and 0.5;
+    neighbouring elements are both kept as often as independent draws would be (keep²), and two seeds
+    drawn one after the other agree on an element as often as independent draws would (keep² + p²)."""
     rng = np.random.default_rng(0)
     x = np.ones(1_000_000, np.float32)
     for keep in (0.9, 0.5):
@@ -507,8 +516,7 @@ def test_dropout_keeps_each_element_with_probability_keep():
         _, kept = dropout.dropout_forward(x, dropout.draw_seed(rng), keep)
         _, kept_next = dropout.dropout_forward(x, dropout.draw_seed(rng), keep)
         assert abs(kept.mean() - keep) < tolerance
-        for offset in range(4):
-            assert abs(kept[offset::4].mean() - keep) < 2 * tolerance
+        assert abs((kept[:-1] & kept[1:]).mean() - keep**2) < 2 * tolerance
         assert abs((kept == kept_next).mean() - (keep**2 + (1 - keep) ** 2)) < 2 * tolerance
 
 
