@@ -12,6 +12,7 @@ For scale: PyTorch 2.13 takes 0.67-0.71 s for a whole training step (this pass p
 """
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -55,19 +56,19 @@ def step(model, batch):
     return loss.item()
 
 
-def use_training_setup():
-    """Run the Numba kernels on as many threads as pretraining does (`RunConfig.threads`: one, since BLAS's
-    spinning threads fight parallel kernels; see minibert/train/presets.py), and keep freed memory as it
-    does (minibert/kernels/allocator.py), so the bench times the step that `python -m minibert pretrain`
-    runs. NUMBA_NUM_THREADS caps the threads as usual."""
-    import numba
+_TRAINING = contextlib.ExitStack()  # what use_training_setup entered, held for the rest of the process
 
+
+def use_training_setup(threads=None):
+    """For the rest of the process, share the cores between matmuls and kernels as training does
+    (`training_threads` in minibert/kernels/threads.py, on `threads` cores, None: all) and keep freed
+    memory as it does (minibert/kernels/allocator.py), so the bench times the step that
+    `python -m minibert pretrain` runs. NUMBA_NUM_THREADS caps the threads as usual."""
     from minibert.kernels.allocator import reuse_freed_memory
-    from minibert.train.presets import RunConfig
+    from minibert.kernels.threads import training_threads
 
     reuse_freed_memory()
-    if RunConfig().threads is not None:
-        numba.set_num_threads(min(RunConfig().threads, numba.config.NUMBA_NUM_THREADS))
+    _TRAINING.enter_context(training_threads(threads))
 
 
 def describe_threads():

@@ -18,7 +18,7 @@ It prints the BLAS library and kernel in use (threadpoolctl), the Numba threadin
 implementation the median seconds per step (after one warm-up step that also compiles or loads the Numba
 kernels), tokens per second (B·S per step) and peak memory: the most NumPy held during one step
 (tracemalloc) and the process's peak resident size (ru_maxrss; PyTorch's allocations show only there).
-`--threads N` limits Numba, BLAS and PyTorch to N threads.
+`--threads N` gives minibert (its matmuls and kernels) and PyTorch N cores.
 """
 
 import argparse
@@ -118,16 +118,7 @@ def measure(name, step, steps, tokens):
     return tokens / seconds
 
 
-def limit_threads(threads):
-    import numba
-
-    numba.set_num_threads(threads)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        print("threadpoolctl is not installed: BLAS keeps its own thread count")
-    else:
-        threadpool_limits(threads)
+def limit_torch_threads(threads):
     try:
         import torch
     except ImportError:
@@ -139,14 +130,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10, help="timed steps (10)")
     parser.add_argument("--quick", action="store_true", help="2 timed steps: check that the bench runs")
-    parser.add_argument("--threads", type=int, default=None, help="limit Numba, BLAS and PyTorch threads")
+    parser.add_argument("--threads", type=int, default=None, help="cores for minibert and PyTorch")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch step")
     args = parser.parse_args()
     steps = 2 if args.quick else args.steps
+    use_training_setup(args.threads)
     if args.threads:
-        limit_threads(args.threads)
-    else:
-        use_training_setup()
+        limit_torch_threads(args.threads)
     describe_threads()
 
     config = run_preset("mini")

@@ -25,7 +25,7 @@ import numpy as np
 from bench.probe import probe_accuracy, read_probe, report
 from minibert.autograd import no_grad
 from minibert.data.corpora.synthetic import probe_items
-from minibert.kernels.threads import kernel_threads
+from minibert.kernels.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import fill_mask, load_for_inference, pretrain, run_preset, train_step
 from minibert.train.attention_view import attention_maps, tile_svgs
@@ -88,7 +88,7 @@ def train_on_blanks(kind, items):
     model = build_model(config, tokenizer.vocab_size)
     optimizer = build_optimizer(model, config)
     scheduler = build_scheduler(optimizer, config, STEPS)
-    with kernel_threads(config.threads):
+    with training_threads(config.threads):
         losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
                   for batch in blank_batches(items, STEPS, BATCH)]
     print(f"{kind:>13}: loss {losses[0]:.2f} -> {np.mean(losses[-20:]):.2f}  {sparkline(losses, width=50)}")

@@ -28,7 +28,6 @@ from minibert.autograd import no_grad
 from minibert.finetune import BertForSequenceClassification, FineTuneConfig, fine_tune, make_task
 from minibert.finetune.predict import classify
 from minibert.finetune.tasks import data_files
-from minibert.kernels.threads import kernel_threads
 from minibert.model import BertConfig
 from minibert.tokenizer import BertTokenizer
 from minibert.train.logs import LOG_FILE, read_log
@@ -99,8 +98,7 @@ EPOCHS = 10 if course.FULL else 8
 out_dir = course.OUTPUT / "14_sentiment"
 if out_dir.exists():
     shutil.rmtree(out_dir)  # the log is appended to; this lesson starts over
-with kernel_threads(1):  # tiny arrays: one Numba thread, as the tiny run preset does
-    result = fine_tune(task, model, train, dev, FineTuneConfig(epochs=EPOCHS), out_dir=out_dir)
+result = fine_tune(task, model, train, dev, FineTuneConfig(epochs=EPOCHS), out_dir=out_dir)
 
 print(f"{'epoch':>5} {'train loss':>11} {'dev accuracy':>13} {'F1':>7} {'Matthews':>9}")
 for entry in result.history:
@@ -173,8 +171,7 @@ if course.FULL and pretrained_dir is None:
     print("no lesson 12 run folder in lessons/output/: run `python lessons/12_pretrain.py` first")
 elif course.FULL:
     start = BertForSequenceClassification.from_pretrained(pretrained_dir, labels=task.labels)
-    with kernel_threads(1):
-        from_pretrained = fine_tune(task, start, train, dev, FineTuneConfig(epochs=EPOCHS))
+    from_pretrained = fine_tune(task, start, train, dev, FineTuneConfig(epochs=EPOCHS))
     print(f"{'epoch':>5} {'random start':>13} {'pretrained start':>17}   (dev accuracy)")
     for random_entry, pretrained_entry in zip(result.history, from_pretrained.history, strict=True):
         print(f"{random_entry['epoch']:>5} {random_entry['dev']['accuracy']:>13.1%} "

@@ -36,7 +36,6 @@ from minibert.finetune import (
 from minibert.finetune.predict import answer
 from minibert.finetune.squad_features import question_windows
 from minibert.finetune.tasks import data_files
-from minibert.kernels.threads import kernel_threads
 from minibert.model import BertConfig
 from minibert.tokenizer import BertTokenizer
 
@@ -140,9 +139,7 @@ dev = dev if course.FULL else dev[:120]
 out_dir = course.OUTPUT / "15_qa"
 if out_dir.exists():
     shutil.rmtree(out_dir)  # the log is appended to; this lesson starts over
-with kernel_threads(1):  # tiny arrays: one Numba thread, as the tiny run preset does
-    result = fine_tune(task, model, train, dev, FineTuneConfig(epochs=epochs, learning_rate=3e-3),
-                       out_dir=out_dir)
+result = fine_tune(task, model, train, dev, FineTuneConfig(epochs=epochs, learning_rate=3e-3), out_dir=out_dir)
 for entry in result.history:
     print(f"epoch {entry['epoch']}: train loss {entry['train_loss']:.3f}  dev EM "
           f"{entry['dev']['exact_match']:.1f}  F1 {entry['dev']['f1']:.1f}")

@@ -22,7 +22,7 @@ from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError,
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
-from minibert.kernels.threads import kernel_threads
+from minibert.kernels.threads import training_threads
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
@@ -89,7 +89,7 @@ def test_tiny_model_overfits_a_handful_of_sequences(small_corpus):
     model = run_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
     optimizer = run_setup.build_optimizer(model, config)
     scheduler = run_setup.build_scheduler(optimizer, config, config.steps)
-    with kernel_threads(1):
+    with training_threads(1):
         results = [train_step(model, model.parameters(), optimizer, scheduler, batch, config)
                    for _ in range(100)]
     assert results[0].loss > 5.0  # about ln(vocab) + ln(2) at the start

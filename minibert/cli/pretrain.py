@@ -36,7 +36,7 @@ RUN_OPTIONS = {
     "--schedule": ("schedule", str, "linear (warmup, then decay to 0) or constant"),
     "--dropout": ("dropout", float, "hidden and attention dropout"),
     "--attention": ("attention", str, "bidirectional (BERT) or causal (GPT)"),
-    "--threads": ("threads", int, "Numba kernel threads (default 1: BLAS uses every core already)"),
+    "--threads": ("threads", int, "cores for the matmuls and kernels (default: every core)"),
     "--log-every": ("log_every", int, "steps between log records"),
     "--eval-every": ("eval_every", int, "steps between held-out evaluations"),
     "--eval-batches": ("eval_batches", int, "held-out batches per evaluation"),

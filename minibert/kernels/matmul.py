@@ -11,7 +11,11 @@ Three ways to compute it:
 - `matmul_forward`: what the library uses. The numpy backend is BLAS. The numba backend runs the loop
   kernel below BLAS_MIN_WORK and BLAS from there on; measured on these machines, BLAS wins at every size,
   so BLAS_MIN_WORK is 0 (see the constant for the figures).
+During training BLAS runs on one thread, and `matmul_blas` cuts each large product into as many parts as
+there are threads and computes them at once, one on each (see `training_threads` in threads.py for why).
 """
+
+import functools
 
 import numpy as np
 from numba import njit, prange
@@ -19,6 +23,7 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import DtypeError, float_array
 from minibert.kernels.backend import get_backend
+from minibert.kernels.threads import matmul_parts, run_together
 
 # Tile sizes of the loop kernel. One task computes a (TILE_M, TILE_N) block of c, summing over K in slices
 # of TILE_K: its accumulator (16 KB in float32) stays in the L1 cache, and the slice of b it reads
@@ -36,6 +41,10 @@ TILE_K = 256
 # crossover is 0 and every matmul goes to BLAS; the loop kernel is there to read, test and time.
 BLAS_MIN_WORK = 0
 
+# Products with less work than this (M * K * N, times the batch) are not cut in parts: handing a part to
+# another thread costs some tens of microseconds, what BLAS needs for about 4 million multiply-adds.
+SPLIT_MIN_WORK = 1 << 22
+
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable reference: BLAS through NumPy
@@ -47,6 +56,47 @@ def matmul_forward_numpy(a, b):
 def matmul_backward_numpy(grad_c, a, b):
     # c = a @ b, i.e. c_mn = sum_k a_mk b_kn  =>  grad_a = grad_c @ b^T,  grad_b = a^T @ grad_c
     return grad_c @ b.swapaxes(-1, -2), a.swapaxes(-1, -2) @ grad_c
+
+
+# ---------------------------------------------------------------------------------------------------------
+# BLAS on our threads: one product in parts computed at once
+
+def matmul_blas(a, b):
+    """a @ b by BLAS. While `training_threads` shares a product among P threads, a large one is cut into P
+    parts: blocks of the batch when there is one, else of a's rows (or of b's columns when b has more),
+    each part written into its own slice of c. NumPy lets go of Python's lock inside BLAS, so the parts
+    really run at the same time."""
+    parts = matmul_parts()
+    if parts == 1 or a.size * b.shape[-1] < SPLIT_MIN_WORK or (a.ndim > 2 and a.shape[0] < parts):
+        return a @ b
+    c = np.empty(a.shape[:-1] + b.shape[-1:], dtype=np.result_type(a, b))
+    if a.ndim > 2:  # blocks of the batch (a and b have the same leading axes)
+        length = a.shape[0]
+
+        def part(block):
+            return a[block], b[block], c[block]
+    elif a.shape[0] >= b.shape[1]:  # blocks of a's rows
+        length = a.shape[0]
+
+        def part(block):
+            return a[block], b, c[block]
+    else:  # blocks of b's columns
+        length = b.shape[1]
+
+        def part(block):
+            return a, b[:, block], c[:, block]
+    bounds = np.linspace(0, length, parts + 1).astype(int)
+    tasks = []
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        a_part, b_part, c_part = part(slice(start, stop))
+        tasks.append(functools.partial(np.matmul, a_part, b_part, out=c_part))
+    run_together(tasks)
+    return c
+
+
+def matmul_backward_blas(grad_c, a, b):
+    # matmul_backward_numpy's two products, each through matmul_blas
+    return matmul_blas(grad_c, _transposed(b)), matmul_blas(_transposed(a), grad_c)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -138,7 +188,7 @@ def _use_blas(a, b):
 def matmul_forward(a, b):
     """c = a @ b for a (..., M, K), b (..., K, N) with the same leading axes."""
     a, b = _checked(a, b, "matmul_forward")
-    return (matmul_forward_numpy if _use_blas(a, b) else matmul_forward_numba)(a, b)
+    return (matmul_blas if _use_blas(a, b) else matmul_forward_numba)(a, b)
 
 
 def matmul_backward(grad_c, a, b):
@@ -149,4 +199,4 @@ def matmul_backward(grad_c, a, b):
     expected = a.shape[:-1] + b.shape[-1:]
     if grad_c.shape != expected:
         raise ShapeError(f"{op}: grad_c has shape {grad_c.shape}; a {a.shape} @ b {b.shape} gives {expected}")
-    return (matmul_backward_numpy if _use_blas(a, b) else matmul_backward_numba)(grad_c, a, b)
+    return (matmul_backward_blas if _use_blas(a, b) else matmul_backward_numba)(grad_c, a, b)

@@ -74,11 +74,9 @@ class RunConfig:
     minutes: float | None = 15.0  # wall-clock limit of the run (None: no limit, `steps` decides)
     # --- bookkeeping ---
     seed: int = 0  # initial weights, dropout, batch order and dynamic masks
-    # Numba kernel threads (None: every core). One by default: NumPy's BLAS already uses every core for the
-    # matmuls, and its threads keep spinning after each call, so parallel Numba kernels fight them for the
-    # cores. Measured on an idle 2-core machine (bench/model.py, mini, B=32, S=128): forward+backward 0.53 s
-    # with one Numba thread, 0.82 s with two, 0.63 s with one BLAS thread and two Numba threads.
-    threads: int | None = 1
+    # cores the matmuls and the Numba kernels share (None: every core); how, see `training_threads` in
+    # minibert/kernels/threads.py
+    threads: int | None = None
     log_every: int = 10  # steps between JSONL log records
     eval_every: int = 200  # steps between held-out evaluations (and one at the end)
     eval_batches: int = 20  # held-out batches per evaluation (None: the whole eval split)

@@ -29,7 +29,7 @@ from pathlib import Path
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, MinibertError
 from minibert.kernels.allocator import reuse_freed_memory
-from minibert.kernels.threads import kernel_threads
+from minibert.kernels.threads import training_threads
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
 from minibert.tokenizer import BertTokenizer
@@ -215,7 +215,7 @@ class Pretraining:
 
     def _planned_steps(self, config):
         """Steps that fit in `minutes`, from the measured speed of a pass on the first batch."""
-        with kernel_threads(config.threads):
+        with training_threads(config.threads):
             seconds = run_setup.measure_pass_seconds(self.model, next(self.train_batches.epoch(0)),
                                                      config.use_nsp)
             if self.short_batches is not None:  # a short pass is cheaper: attention costs S² per sequence
@@ -232,7 +232,7 @@ class Pretraining:
         """Train until the planned steps are done, the time is up, Ctrl-C, or `stop_after_steps` steps
         have been taken in all (a pause: the run can be resumed). Returns a `RunResult`."""
         reuse_freed_memory()  # each step allocates the same large arrays: keep their pages (kernels/allocator.py)
-        with kernel_threads(self.config.threads):
+        with training_threads(self.config.threads):
             return self._train(stop_after_steps, show_examples)
 
     def _train(self, stop_after_steps, show_examples):
