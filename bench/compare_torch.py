@@ -26,6 +26,7 @@ is printed with it.
 
 import argparse
 import json
+import operator
 import os
 import statistics
 import subprocess
@@ -263,21 +264,40 @@ def compare(config, args):
 # ---------------------------------------------------------------------------------------------------------
 # profile, sgemm rate, MFU
 
-def sgemm_gflops(torch=None, repeats=10):
-    """Best float32 matmul rate (GFLOP/s) over a square and the model's largest shape: this CPU's limit."""
+def matmul_gflops(product, as_operands=lambda array: array, repeats=10):
+    """Best float32 rate (GFLOP/s) of product(a, b) over a square and the model's largest shapes."""
     rng = np.random.default_rng(0)
     best = 0.0
     for m, k, n in ((2048, 2048, 2048), (4096, 256, 1024), (4096, 1024, 256)):
-        a = rng.standard_normal((m, k), dtype=np.float32)
-        b = rng.standard_normal((k, n), dtype=np.float32)
-        if torch is not None:
-            a, b = torch.from_numpy(a), torch.from_numpy(b)
-        a @ b
+        a = as_operands(rng.standard_normal((m, k), dtype=np.float32))
+        b = as_operands(rng.standard_normal((k, n), dtype=np.float32))
+        product(a, b)
         for _ in range(repeats):
             start = time.perf_counter()
-            a @ b
+            product(a, b)
             best = max(best, 2 * m * k * n / (time.perf_counter() - start) / 1e9)
     return best
+
+
+def numpy_sgemm_gflops():
+    """This CPU's limit for NumPy: (OpenBLAS on its own threads, one per core; minibert's matmul_blas, one
+    part per thread as in training). The bench runs inside `training_threads`, which keeps OpenBLAS on one
+    thread, so that count is raised for the first measurement and restored after."""
+    import numba
+
+    from minibert.kernels.blas import openblas
+    from minibert.kernels.matmul import matmul_blas
+
+    blas = openblas()
+    before = blas.threads if blas is not None else None
+    if blas is not None:
+        blas.threads = numba.config.NUMBA_NUM_THREADS
+    try:
+        own_threads = matmul_gflops(operator.matmul)
+    finally:
+        if blas is not None:
+            blas.threads = before
+    return own_threads, matmul_gflops(matmul_blas)
 
 
 def model_matmul_flops(config, batch_size, seq_len, masked):
@@ -322,13 +342,15 @@ def profile(config, args):
     # Linear (x·Wᵀ + b) is a matmul plus an in-place bias add: counted as matmul.
     matmul = sum(times.total(name) for name in times.ops() if name.startswith(("MatMul", "Linear")))
     flops = model_matmul_flops(config, args.batch, args.seq, args.masked)
-    rate = sgemm_gflops()
+    own_threads, in_parts = numpy_sgemm_gflops()
+    rate = max(own_threads, in_parts)
     print(f"matmul {matmul:.3f} s = {matmul / step_seconds:.0%} of the step; everything else "
           f"{step_seconds - matmul:.3f} s (ops {times.total() - matmul:.3f} s, the rest Python and AdamW)")
     print(f"model matmul FLOPs per step {flops / 1e9:.1f} GFLOP: in the matmul ops "
           f"{flops / matmul / 1e9:.0f} GFLOP/s")
-    torch_rate = f", PyTorch {sgemm_gflops(found[0]):.0f}" if found else ""
-    print(f"sgemm rate here (best of a 2048 square and the model's shapes): NumPy {rate:.0f} GFLOP/s{torch_rate}")
+    torch_rate = f", PyTorch {matmul_gflops(operator.matmul, found[0].from_numpy):.0f}" if found else ""
+    print(f"sgemm rate here (best of a 2048 square and the model's shapes): NumPy {rate:.0f} GFLOP/s "
+          f"(OpenBLAS on its own threads {own_threads:.0f}, in parts on minibert's {in_parts:.0f}){torch_rate}")
     fastest_step = min(timed_step(runner)["step"] for _ in range(args.steps))
     print(f"MFU = {flops / fastest_step / 1e9:.0f} GFLOP/s over the whole step (best of {args.steps}: "
           f"{fastest_step:.3f} s) / {rate:.0f} = {flops / fastest_step / 1e9 / rate:.0%}; "
