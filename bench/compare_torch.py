@@ -19,7 +19,7 @@ Sections, all for mini (L4/H256/A4/FFN1024, vocabulary 8192), batch 32, seq 128,
 - scaling: step time and peak memory for seq 64..512 (batch adjusted to 4096 tokens) and batch 8..64; the
   attention part (scores and context matmuls, softmax, its dropout) against S², the rest against S.
 - startup: import plus the first step in a fresh process, with the Numba cache warm and cold.
-- inference: fill-mask on one sentence with mini, once warm.
+- inference: fill-mask on one sentence with mini, once warm, in a process of its own as the command runs it.
 The 2 cores are shared with other work: every figure is the best of several runs, and the load average
 is printed with it.
 """
@@ -418,6 +418,13 @@ def startup(config, args):
 
 
 def inference(config, args):
+    """fill-mask timed as the `fill-mask` command runs it: in a process of its own, since this one holds the
+    cores as training shares them (use_training_setup), which is not how inference runs."""
+    subprocess.run([sys.executable, __file__, "--inference-child"], check=True)
+
+
+def inference_child():
+    config = BertConfig.preset("mini")
     try:
         from minibert.train.fill_mask import fill_mask
     except ImportError:
@@ -452,7 +459,11 @@ def main():
     parser.add_argument("--masked", type=int, default=20)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--inference-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.inference_child:
+        inference_child()
+        return
     use_training_setup()
     if args.memory_child:
         peak_step_memory_child(args.memory_child, args.batch, args.seq, args.masked)
