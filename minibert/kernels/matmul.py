@@ -68,7 +68,7 @@ def matmul_blas(a, b):
     really run at the same time."""
     parts = matmul_parts()
     if parts == 1 or a.size * b.shape[-1] < SPLIT_MIN_WORK or (a.ndim > 2 and a.shape[0] < parts):
-        return a @ b
+        return matmul_forward_numpy(a, b)
     c = np.empty(a.shape[:-1] + b.shape[-1:], dtype=np.result_type(a, b))
     if a.ndim > 2:  # blocks of the batch (a and b have the same leading axes)
         length = a.shape[0]

@@ -8,23 +8,22 @@ and single-sentence inference are made of such calls. From about 64K elements th
 outweighs the start-up, and both cores pay.
 
 Training shares the cores between matmuls and kernels (`training_threads`). OpenBLAS runs a matmul on
-threads of its own, and after each call they keep spinning, ready for the next one, for about a tenth of
-a second (2**28 cycles, OpenBLAS's default); a parallel Numba kernel started meanwhile finds its cores
-taken. Numba's "omp" layer does the same
-the other way round. So training gives every core to threads that sleep when idle: OpenBLAS runs on one
-thread, each large matmul is cut into one part per thread and the parts run at once (`run_together`, used
-by matmul.py's `matmul_blas`), and the Numba kernels run on all threads of the "workqueue" layer, whose
-threads wait without spinning. `training_threads` asks Numba for that layer if no parallel kernel has run
-in the process yet and you chose none (NUMBA_THREADING_LAYER); where another layer already runs (and omp
-was not told OMP_WAIT_POLICY=passive), the kernels run on one thread instead. The workqueue layer must not
-be entered from two Python threads at once, which training never does.
-Measured on 2 cores, mini's step with BERT's dropout 0.1 (bench/compare_torch.py --only compare, three
-alternating runs of each, best of 5 steps): 0.372-0.387 s with BLAS's own threads and one-thread kernels,
-as before; 0.329-0.347 s shared this way; 0.348-0.364 s with the matmuls shared and one-thread kernels (the
-omp layer). A prototype with the kernels on two spinning omp threads took 0.50 s. The price is paid by
-small products: handing a part to a sleeping thread takes tens of microseconds, where OpenBLAS's spinning
-threads start at once, so a (640, 256) @ (256, 256) takes 0.38 ms instead of 0.18 ms. Fine-tuning on the
-short sentences of the synthetic sentiment set takes 14-15 s instead of 12.5 s.
+threads of its own, and after each call they keep spinning, ready for the next one, for about a tenth of a
+second (2**28 cycles, OpenBLAS's default); a parallel Numba kernel started meanwhile finds its cores taken.
+Numba's "omp" layer does the same the other way round. So training gives every core to threads that sleep
+when idle: OpenBLAS runs on one thread, each large matmul is cut into one part per thread and the parts run
+at once (`run_together`, used by matmul.py's `matmul_blas`), and the Numba kernels run on all threads of the
+"workqueue" layer, whose threads wait without spinning. `training_threads` asks Numba for that layer if no
+parallel kernel has run in the process yet and you chose none (NUMBA_THREADING_LAYER); where another layer
+already runs (and omp was not told OMP_WAIT_POLICY=passive), the kernels run on one thread instead. The
+workqueue layer must not be entered from two Python threads at once, which training never does. Measured on
+2 cores, mini's step with BERT's dropout 0.1 (bench/compare_torch.py --only compare, three alternating runs
+of each, best of 5 steps): 0.372-0.387 s with BLAS's own threads and one-thread kernels, as before;
+0.329-0.347 s shared this way; 0.348-0.364 s with the matmuls shared and one-thread kernels (the omp layer).
+A prototype with the kernels on two spinning omp threads took 0.50 s. The price is paid by small products:
+handing a part to a sleeping thread takes tens of microseconds, where OpenBLAS's spinning threads start at
+once, so a (640, 256) @ (256, 256) takes 0.38 ms instead of 0.18 ms. Fine-tuning on the short sentences of
+the synthetic sentiment set takes 14-15 s instead of 12.5 s.
 """
 
 import contextlib
