@@ -45,7 +45,7 @@ from minibert.train.progress import ProgressLine
 
 ROOT = Path(__file__).resolve().parent.parent
 KILL_ROUNDS = int(os.environ.get("MINIBERT_KILL_ROUNDS", "2"))
-# The run every test here trains: tiny model, 32-token sequences, batches of 8, one kernel thread.
+# The run every test here trains: tiny model, 32-token sequences, batches of 8, on one core.
 RUN = dict(vocab_size=1000, max_seq_length=32, max_predictions_per_seq=5, batch_size=8, threads=1,
            minutes=None, log_every=1, eval_every=10_000, eval_batches=1)
 CHECKPOINT_EVERY = 3
