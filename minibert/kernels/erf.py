@@ -107,9 +107,10 @@ def erf(x):
 #
 # and the one exp serves both. P(t) = erfc(z) · exp(z²) / t is a smooth function of t in (0, 1] (t -> 0 as
 # z -> infinity, where P -> 1/(2√π); P(1) = 1 at z = 0), so a polynomial fits it well: MILLS_FIT is its
-# Chebyshev interpolant at 4000 points of [0, 1], converted to powers of t (tests/test_kernels.py repeats
-# the fit from math.erfc). Its relative error is below 1.2e-8 for every z >= 0. (The form of t is that of
-# Press et al.'s erfcc, "Numerical Recipes" §6.2, which fits log P instead and needs a second exp.)
+# least-squares fit in Chebyshev polynomials at 4000 Chebyshev points of [0, 1], converted to powers of t
+# (tests/test_kernels.py repeats the fit from math.erfc). Its relative error is below 1.2e-8 for every
+# z >= 0. (The form of t is that of Press et al.'s erfcc, "Numerical Recipes" §6.2, which fits log P
+# instead and needs a second exp.)
 #
 # Relative error on erfc means the normal CDF is as good in the far left tail, where Phi(x) is tiny and
 # GELU's output is x · Phi(x): well below a float32 unit in the last place (6e-8 to 1.2e-7).
