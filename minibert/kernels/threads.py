@@ -69,22 +69,23 @@ def run_together(tasks):
         future.result()
 
 
-def _choose_quiet_layer():
-    """Ask Numba for the workqueue layer, unless a parallel kernel has run already (the layer is fixed
-    then) or the user chose a layer."""
+def _started_layer():
+    """The threading layer Numba runs parallel kernels on, or None before the first one (it is fixed then)."""
     try:
-        numba.threading_layer()
-    except ValueError:  # not started yet
-        if "NUMBA_THREADING_LAYER" not in os.environ:
-            numba.config.THREADING_LAYER = QUIET_LAYER
+        return numba.threading_layer()
+    except ValueError:
+        return None
+
+
+def _choose_quiet_layer():
+    """Ask Numba for the workqueue layer, unless it has started one already or the user chose a layer."""
+    if _started_layer() is None and "NUMBA_THREADING_LAYER" not in os.environ:
+        numba.config.THREADING_LAYER = QUIET_LAYER
 
 
 def _idle_threads_sleep():
     """Whether Numba's threads sleep between kernels: the workqueue layer, or omp told to be passive."""
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel kernel has run yet: the layer will be the configured one
-        layer = numba.config.THREADING_LAYER
+    layer = _started_layer() or numba.config.THREADING_LAYER  # before the start: the configured one
     return layer == QUIET_LAYER or (layer == "omp" and os.environ.get("OMP_WAIT_POLICY", "").lower() == "passive")
 
 
