@@ -34,11 +34,15 @@ class Linear(Function):
         # y = x Wᵀ + b  ->  dx = dy W,  dW = dyᵀ x,  db = dy summed over rows
         grad_rows = grad_output.reshape(-1, self.weight.shape[0])  # (N, out)
         grad_x = grad_weight = grad_bias = None
-        if self.needs_grad[0]:
-            grad_x = kernels.matmul_forward(grad_rows, self.weight)  # (N, out) @ (out, in) -> (N, in)
+        # dx: (N, out) @ (out, in) -> (N, in);  dW: (out, N) @ (N, in) -> (out, in)
+        if self.needs_grad[0] and self.needs_grad[1]:  # both at once, each on its own core
+            grad_x, grad_weight = kernels.matmul_pair(grad_rows, self.weight, grad_rows.T, self.rows)
+        elif self.needs_grad[0]:
+            grad_x = kernels.matmul_forward(grad_rows, self.weight)
+        elif self.needs_grad[1]:
+            grad_weight = kernels.matmul_forward(grad_rows.T, self.rows)
+        if grad_x is not None:
             grad_x = grad_x.reshape(self.x_shape)
-        if self.needs_grad[1]:
-            grad_weight = kernels.matmul_forward(grad_rows.T, self.rows)  # (out, N) @ (N, in)
         has_bias = len(self.needs_grad) == 3
         if has_bias and self.needs_grad[2]:
             grad_bias = grad_rows.sum(axis=0)  # (out,)

@@ -131,8 +131,27 @@ def test_matmul_in_parts_equals_one_product(quiet_layer, kind, size, dtype, seed
             grad_a, grad_b = matmul.matmul_backward(np.ones_like(c), a, b)
         finally:
             matmul.run_together = original
-    assert cut and set(cut) == {2}  # every product, forward and backward, in two parts
+    assert cut == [2, 2]  # the forward in two parts; the backward's two products, one on each thread
     tolerance = {np.float32: 1e-5, np.float64: 1e-12}[dtype]
     np.testing.assert_allclose(c, a @ b, rtol=tolerance, atol=tolerance * 128)
     np.testing.assert_allclose(grad_a, np.ones_like(c) @ b.swapaxes(-1, -2), rtol=tolerance, atol=tolerance * 400)
     np.testing.assert_allclose(grad_b, a.swapaxes(-1, -2) @ np.ones_like(c), rtol=tolerance, atol=tolerance * 400)
+
+
+def test_a_backward_pair_computes_each_product_whole_on_its_own_thread(quiet_layer):
+    """matmul_pair, as Linear's backward calls it: one run_together call gets two tasks, each a whole product
+    (not a part of one), and the results are the two products."""
+    rng = np.random.default_rng(0)
+    grad_rows, weight, rows = (rng.standard_normal(shape) for shape in ((600, 96), (96, 80), (600, 80)))
+    calls = []
+    with training_threads(2):
+        original = matmul.run_together
+        matmul.run_together = lambda tasks: (calls.append([task.args for task in tasks]), original(tasks))
+        try:
+            grad_x, grad_weight = matmul.matmul_pair(grad_rows, weight, grad_rows.T, rows)
+        finally:
+            matmul.run_together = original
+    shapes = [[(a.shape, b.shape) for a, b in call] for call in calls]
+    assert shapes == [[((600, 96), (96, 80)), ((96, 600), (600, 80))]]
+    np.testing.assert_allclose(grad_x, grad_rows @ weight, rtol=1e-12)
+    np.testing.assert_allclose(grad_weight, grad_rows.T @ rows, rtol=1e-12)

@@ -10,7 +10,7 @@ from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softm
 from minibert.kernels.dropout import draw_seed, dropout_backward, dropout_forward
 from minibert.kernels.gelu import gelu_backward, gelu_forward, gelu_with_slope
 from minibert.kernels.layernorm import layer_norm_backward, layer_norm_forward
-from minibert.kernels.matmul import matmul_backward, matmul_forward
+from minibert.kernels.matmul import matmul_backward, matmul_forward, matmul_pair
 from minibert.kernels.scatter import scatter_add_rows
 from minibert.kernels.softmax import (
     log_softmax_backward,
@@ -34,6 +34,7 @@ __all__ = [
     "log_softmax_forward",
     "matmul_backward",
     "matmul_forward",
+    "matmul_pair",
     "scatter_add_rows",
     "set_backend",
     "softmax_backward",
