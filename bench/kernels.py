@@ -10,7 +10,8 @@ the benchmark unsets them for its own command only. Never unset them in tests or
 Shapes (mini: batch B=32, seq S=128, hidden H=256, heads A=4, head size D=64, FFN 1024, vocabulary 8192):
   matmul (B*S, H) @ (H, 1024), and attention's batched (B*A, S, D) @ (B*A, D, S);
   softmax on (B, A, S, S) with a (B, 1, 1, S) padding mask; GELU on (B*S, 1024) (forward and backward, and
-  as training runs it: with its slope, then one multiplication); dropout on (B, A, S, S); LayerNorm on (B*S, H);
+  as training runs it: with its slope, then one multiplication); dropout on (B, A, S, S); LayerNorm on (B*S, H),
+  and fused with dropout and the residual add ("add & norm", beside the same as three kernels);
   cross-entropy on (640, 8192) (B * 20 masked positions over the vocabulary).
 It also prints Numba's compile time (cold: a fresh cache directory; warm: the same directory again), the BLAS
 library NumPy uses, and a sweep of square matmuls that locates where BLAS overtakes the loop kernel.
@@ -31,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from minibert.kernels import cross_entropy, dropout, gelu, layernorm, matmul, softmax  # noqa: E402
+from minibert.kernels import add_norm, cross_entropy, dropout, gelu, layernorm, matmul, softmax  # noqa: E402
 
 B, S, H, A, FFN, VOCAB, MASKED = 32, 128, 256, 4, 1024, 8192, 20
 D = H // A
@@ -117,6 +118,24 @@ def cases(rng):
             backward(ln_grad, ln_x, ln_w, mean, rstd)
         return step
 
+    def add_norm_step(forward, backward):
+        # the end of a sublayer with BERT's p = 0.1: LayerNorm(residual + Dropout(h)), a fresh seed per call
+        def step():
+            seed = dropout.draw_seed(rng)
+            _, s, mean, rstd = forward(ln_x, ln_grad, seed, 0.9, ln_w, ln_b, 1e-12)
+            backward(ln_grad, s, ln_w, mean, rstd, seed, 0.9)
+        return step
+
+    def add_norm_plain_step(dropout_forward, dropout_backward, norm_forward, norm_backward):
+        # the same as three kernels and NumPy's add, one after the other
+        def step():
+            dropped, kept = dropout_forward(ln_x, dropout.draw_seed(rng), 0.9)
+            s = ln_grad + dropped
+            _, mean, rstd = norm_forward(s, ln_w, ln_b, 1e-12)
+            grad_s, _, _ = norm_backward(ln_grad, s, ln_w, mean, rstd)
+            dropout_backward(grad_s, kept, 0.9)
+        return step
+
     def cross_entropy_step(forward, backward):
         def step():
             _, logsumexp = forward(logits, targets)
@@ -137,6 +156,14 @@ def cases(rng):
         (f"layer_norm ({B * S},{H})",
          layer_norm_step(layernorm.layer_norm_forward_numba, layernorm.layer_norm_backward_numba),
          layer_norm_step(layernorm.layer_norm_forward_numpy, layernorm.layer_norm_backward_numpy), None),
+        (f"add & norm, p=0.1 ({B * S},{H})",
+         add_norm_step(add_norm.add_norm_forward_numba, add_norm.add_norm_backward_numba),
+         add_norm_step(add_norm.add_norm_forward_numpy, add_norm.add_norm_backward_numpy), None),
+        ("  the same as dropout, add, layer_norm",
+         add_norm_plain_step(dropout.dropout_forward_numba, dropout.dropout_backward_numba,
+                             layernorm.layer_norm_forward_numba, layernorm.layer_norm_backward_numba),
+         add_norm_plain_step(dropout.dropout_forward_numpy, dropout.dropout_backward_numpy,
+                             layernorm.layer_norm_forward_numpy, layernorm.layer_norm_backward_numpy), None),
         (f"cross_entropy ({B * MASKED},{VOCAB})",
          cross_entropy_step(cross_entropy.softmax_cross_entropy_forward_numba,
                             cross_entropy.softmax_cross_entropy_backward_numba),
@@ -175,7 +202,7 @@ COMPILE_SNIPPET = """
 import time
 import numpy as np
 start = time.perf_counter()
-from minibert.kernels import cross_entropy, gelu, layernorm, matmul, softmax
+from minibert.kernels import add_norm, cross_entropy, gelu, layernorm, matmul, softmax
 x = np.ones((4, 8), dtype=np.float32)
 y = softmax.softmax_forward_numba(x, np.zeros((1, 8), dtype=np.float32))
 softmax.softmax_backward_numba(x, y)
@@ -185,6 +212,8 @@ gelu.gelu_forward_numba(x)
 gelu.gelu_backward_numba(x, x)
 _, mean, rstd = layernorm.layer_norm_forward_numba(x, x[0], x[0], 1e-12)
 layernorm.layer_norm_backward_numba(x, x, x[0], mean, rstd)
+_, s, mean, rstd = add_norm.add_norm_forward_numba(x, x, np.uint64(1), 0.9, x[0], x[0], 1e-12)
+add_norm.add_norm_backward_numba(x, s, x[0], mean, rstd, np.uint64(1), 0.9)
 _, lse = cross_entropy.softmax_cross_entropy_forward_numba(x, np.zeros(4, dtype=np.int64))
 cross_entropy.softmax_cross_entropy_backward_numba(x[:, 0], x, np.zeros(4, dtype=np.int64), lse)
 matmul.matmul_numba_kernel(x[None], x.T.copy()[None])
@@ -199,7 +228,7 @@ def print_compile_times():
         env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=root)
         seconds = [float(subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, check=True,
                                         capture_output=True, text=True).stdout) for _ in range(2)]
-    print(f"\nNumba compile, all 11 kernels (float32), import + first calls: cold {seconds[0]:.2f} s, "
+    print(f"\nNumba compile, all 13 kernels (float32), import + first calls: cold {seconds[0]:.2f} s, "
           f"warm cache {seconds[1]:.2f} s")
 
 

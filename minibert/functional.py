@@ -176,13 +176,40 @@ class Dropout(Function):
 def dropout(x, p, training, rng=None):
     """Zero each element with probability p while training (Srivastava et al. 2014); the identity in eval mode
     or when p = 0. Reproducible given a `numpy.random.Generator`."""
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout probability p={p} must be in [0, 1)")
+    _check_dropout(p, training, rng)
     if not training or p == 0.0:
         return x
-    if rng is None:
-        raise ValueError("dropout in training mode needs rng=numpy.random.default_rng(seed), so runs are reproducible")
     return Dropout.apply(x, p=p, rng=rng)
+
+
+def _check_dropout(p, training, rng):
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout probability p={p} must be in [0, 1)")
+    if training and p > 0.0 and rng is None:
+        raise ValueError("dropout in training mode needs rng=numpy.random.default_rng(seed), so runs are reproducible")
+
+
+class AddNorm(Function):
+    def forward(self, h, residual, weight, bias, eps, p, rng):
+        self.keep = 1.0 - p
+        self.seed = kernels.draw_seed(rng) if p > 0 else np.uint64(0)  # one draw, where dropout(h) makes it
+        y, self.s, self.mean, self.rstd = kernels.add_norm_forward(h, residual, self.seed, self.keep, weight, bias,
+                                                                   eps)
+        self.weight = weight
+        return y
+
+    def backward(self, grad_output):
+        # s = residual + dropout(h), y = LayerNorm(s): LayerNorm's backward gives grad_s, which is the residual's
+        # gradient; h's is grad_s scaled as dropout's backward does (the mask drawn again from the seed)
+        return kernels.add_norm_backward(grad_output, self.s, self.weight, self.mean, self.rstd, self.seed, self.keep)
+
+
+def dropout_add_layer_norm(h, residual, weight, bias, eps, p, training, rng=None):
+    """layer_norm(residual + dropout(h, p, training, rng), weight, bias, eps) as one op, "Add & Norm", the end
+    of every BERT sublayer: the same numbers (up to rounding, see kernels/add_norm.py) in one pass over memory
+    instead of three, and no dropout mask kept for the backward."""
+    _check_dropout(p, training, rng)
+    return AddNorm.apply(h, residual, weight, bias, eps=eps, p=p if training else 0.0, rng=rng)
 
 
 class Where(Function):

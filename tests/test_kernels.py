@@ -499,7 +499,7 @@ def test_dropout_kernel_threshold_is_exactly_u_below_keep(keep, seed):
     """The kernel compares integers (the top 53 bits against ceil(keep * 2**53)); that is exactly u < keep,
     keep = 1 included, for any keep: u = 1 - 2**-53 (the largest draw) and the draws just around keep."""
     below_keep = math.floor(keep * 2**53)  # the integer at or just below keep * 2**53
-    _, threshold = dropout._factors(keep, np.float64)
+    _, threshold = dropout.keep_factors(keep, np.float64)
     draws = [m for m in (2**53 - 1, below_keep - 1, below_keep, below_keep + 1) if 0 <= m < 2**53]
     for m in draws:
         assert (m < int(threshold)) == (m / 2**53 < keep), (m, keep)

@@ -4,6 +4,7 @@ Each module pairs a readable NumPy reference with a Numba kernel, and a dispatch
 the backend switch (`set_backend("numba" | "numpy")`, or the MINIBERT_BACKEND environment variable).
 """
 
+from minibert.kernels.add_norm import add_norm_backward, add_norm_forward
 from minibert.kernels.arrays import DtypeError
 from minibert.kernels.backend import get_backend, set_backend, use_backend
 from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softmax_cross_entropy_forward
@@ -21,6 +22,8 @@ from minibert.kernels.softmax import (
 
 __all__ = [
     "DtypeError",
+    "add_norm_backward",
+    "add_norm_forward",
     "draw_seed",
     "dropout_backward",
     "dropout_forward",

@@ -42,6 +42,7 @@ MIX_2 = np.uint64(0x94D049BB133111EB)
 SHIFT_1, SHIFT_2, SHIFT_3 = np.uint64(30), np.uint64(27), np.uint64(31)
 FRACTION_BITS = 53  # a float64's significand: u = (number >> 11) / 2**53
 DROP_LOW_BITS = np.uint64(64 - FRACTION_BITS)
+KEEP_ALL = np.uint64(1 << FRACTION_BITS)  # the threshold of keep = 1: every draw is below it
 
 
 def draw_seed(rng):
@@ -49,7 +50,7 @@ def draw_seed(rng):
     return rng.integers(0, 1 << 64, dtype=np.uint64)
 
 
-def _factors(keep, dtype):
+def keep_factors(keep, dtype):
     """1/keep in x's dtype, and the kernel's integer threshold: for an integer m, m / 2**53 < keep exactly
     when m < ceil(keep * 2**53) (keep * 2**53 is exact in float64, a power-of-two scaling)."""
     return np.asarray(1, dtype) / np.asarray(keep, dtype), np.uint64(math.ceil(keep * 2.0**FRACTION_BITS))
@@ -73,13 +74,13 @@ def uniforms_numpy(seed, size):
 
 
 def dropout_forward_numpy(x, seed, keep):
-    inverse, _ = _factors(keep, x.dtype)
+    inverse, _ = keep_factors(keep, x.dtype)
     kept = (uniforms_numpy(seed, x.size) < keep).reshape(x.shape)
     return x * (kept.astype(x.dtype) * inverse), kept
 
 
 def dropout_backward_numpy(grad_y, kept, keep):
-    inverse, _ = _factors(keep, grad_y.dtype)
+    inverse, _ = keep_factors(keep, grad_y.dtype)
     return grad_y * (kept.astype(grad_y.dtype) * inverse)
 
 
@@ -94,6 +95,13 @@ def _splitmix64(seed, j):
     return z ^ (z >> SHIFT_3)
 
 
+@njit(cache=True, inline="always")
+def is_kept(seed, i, threshold):
+    """Whether element i (from 0) of the call with this seed is kept: u, the top 53 bits of SplitMix64's
+    number i + 1, is below keep, compared as integers with keep_factors' threshold."""
+    return (_splitmix64(seed, i + 1) >> DROP_LOW_BITS) < threshold
+
+
 @njit(parallel=True, cache=True)
 def _dropout_flat(x, seed, threshold, inverse):
     # x (n,) -> y (n,), kept (n,) bool. One whole SplitMix64 number per element: cutting four 16-bit draws
@@ -102,7 +110,7 @@ def _dropout_flat(x, seed, threshold, inverse):
     kept = np.empty(x.size, dtype=np.bool_)
     zero = inverse * 0
     for i in prange(x.size):
-        keep_this = (_splitmix64(seed, i + 1) >> DROP_LOW_BITS) < threshold
+        keep_this = is_kept(seed, i, threshold)
         kept[i] = keep_this
         y[i] = x[i] * (inverse if keep_this else zero)
     return y, kept
@@ -119,13 +127,13 @@ def _dropout_backward_flat(grad_y, kept, inverse):
 
 
 def dropout_forward_numba(x, seed, keep):
-    inverse, threshold = _factors(keep, x.dtype)
+    inverse, threshold = keep_factors(keep, x.dtype)
     y, kept = launch(_dropout_flat, x.size, np.ascontiguousarray(x).reshape(-1), seed, threshold, inverse[()])
     return y.reshape(x.shape), kept.reshape(x.shape)
 
 
 def dropout_backward_numba(grad_y, kept, keep):
-    inverse, _ = _factors(keep, grad_y.dtype)
+    inverse, _ = keep_factors(keep, grad_y.dtype)
     grad_x = launch(_dropout_backward_flat, grad_y.size, np.ascontiguousarray(grad_y).reshape(-1),
                     np.ascontiguousarray(kept).reshape(-1), inverse[()])
     return grad_x.reshape(grad_y.shape)
@@ -134,26 +142,29 @@ def dropout_backward_numba(grad_y, kept, keep):
 # ---------------------------------------------------------------------------------------------------------
 # Dispatchers
 
-def _check_keep(keep, op):
+def check_keep(keep, op):
     if not 0.0 < keep <= 1.0:
         raise ValueError(f"{op}: keep={keep} is the probability of keeping an element (1 - p); it must be in "
                          "(0, 1]")
 
 
+def check_seed(seed, op):
+    if not isinstance(seed, np.uint64):
+        raise DtypeError(f"{op}: seed is {type(seed).__name__} {seed!r}; draw it with draw_seed(rng) (a numpy.uint64)")
+
+
 def dropout_forward(x, seed, keep):
     """(y, kept): x with the elements whose draw u is >= keep zeroed and the rest scaled by 1/keep.
     seed: the call's uint64 seed (`draw_seed(rng)`); the same seed drops the same elements."""
-    _check_keep(keep, "dropout_forward")
+    check_keep(keep, "dropout_forward")
+    check_seed(seed, "dropout_forward")
     x = float_array(x, "x", "dropout_forward")
-    if not isinstance(seed, np.uint64):
-        raise DtypeError(f"dropout_forward: seed is {type(seed).__name__} {seed!r}; draw it with "
-                         "draw_seed(rng) (a numpy.uint64)")
     return choose(dropout_forward_numpy, dropout_forward_numba)(x, seed, keep)
 
 
 def dropout_backward(grad_y, kept, keep):
     """grad_x = grad_y * (1/keep where kept, else 0), from the forward's `kept`."""
-    _check_keep(keep, "dropout_backward")
+    check_keep(keep, "dropout_backward")
     grad_y = float_array(grad_y, "grad_y", "dropout_backward")
     kept = np.asarray(kept, dtype=bool)
     same_shape(kept, "kept", grad_y, "grad_y", "dropout_backward")

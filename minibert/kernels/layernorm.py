@@ -59,31 +59,61 @@ def layer_norm_backward_numpy(grad_y, x, weight, mean, rstd):
 # ---------------------------------------------------------------------------------------------------------
 # Numba kernels: rows in parallel, sums in float64
 
-@njit(parallel=True, cache=True, fastmath=VECTOR_SUMS)
+@njit(cache=True, fastmath=VECTOR_SUMS)
+def normalise_row(x_row, weight, bias, eps, y_row):
+    """y_row = LayerNorm(x_row) for one row (H,); returns the row's mean and rstd (float64)."""
+    hidden = len(x_row)
+    total = 0.0
+    for j in range(hidden):
+        total += x_row[j]
+    row_mean = total / hidden
+    squares = 0.0
+    for j in range(hidden):
+        d = x_row[j] - row_mean
+        squares += d * d
+    row_rstd = 1.0 / math.sqrt(squares / hidden + eps)
+    for j in range(hidden):
+        y_row[j] = (x_row[j] - row_mean) * row_rstd * weight[j] + bias[j]
+    return row_mean, row_rstd
+
+
+@njit(cache=True, fastmath=VECTOR_SUMS)
+def normalise_row_backward(grad_y_row, x_row, weight, row_mean, row_rstd, grad_x_row, grad_weight_sum,
+                           grad_bias_sum):
+    """grad_x_row for one row (see layer_norm_backward_numpy), and the row's terms of grad_weight and
+    grad_bias added into the float64 sums grad_weight_sum and grad_bias_sum (H,)."""
+    hidden = len(x_row)
+    row_mean, row_rstd = np.float64(row_mean), np.float64(row_rstd)
+    sum_grad_x_hat = 0.0
+    sum_grad_x_hat_x_hat = 0.0
+    for j in range(hidden):
+        x_hat = (x_row[j] - row_mean) * row_rstd
+        grad_x_hat = np.float64(grad_y_row[j]) * weight[j]
+        sum_grad_x_hat += grad_x_hat
+        sum_grad_x_hat_x_hat += grad_x_hat * x_hat
+        grad_weight_sum[j] += grad_y_row[j] * x_hat
+        grad_bias_sum[j] += grad_y_row[j]
+    mean_grad_x_hat = sum_grad_x_hat / hidden
+    mean_grad_x_hat_x_hat = sum_grad_x_hat_x_hat / hidden
+    for j in range(hidden):
+        x_hat = (x_row[j] - row_mean) * row_rstd
+        grad_x_hat = np.float64(grad_y_row[j]) * weight[j]
+        grad_x_row[j] = row_rstd * (grad_x_hat - mean_grad_x_hat - x_hat * mean_grad_x_hat_x_hat)
+
+
+@njit(parallel=True, cache=True)
 def _layer_norm_rows(x, weight, bias, eps):
     # x (R, H), weight, bias (H,) -> y (R, H), mean (R,), rstd (R,)
-    rows, hidden = x.shape
+    rows = x.shape[0]
     y = np.empty_like(x)
     mean = np.empty(rows, dtype=x.dtype)
     rstd = np.empty(rows, dtype=x.dtype)
     for r in prange(rows):
-        total = 0.0
-        for j in range(hidden):
-            total += x[r, j]
-        row_mean = total / hidden
-        squares = 0.0
-        for j in range(hidden):
-            d = x[r, j] - row_mean
-            squares += d * d
-        row_rstd = 1.0 / math.sqrt(squares / hidden + eps)
-        for j in range(hidden):
-            y[r, j] = (x[r, j] - row_mean) * row_rstd * weight[j] + bias[j]
-        mean[r] = row_mean
-        rstd[r] = row_rstd
+        mean[r], rstd[r] = normalise_row(x[r], weight, bias, eps, y[r])
     return y, mean, rstd
 
 
-@njit(parallel=True, cache=True, fastmath=VECTOR_SUMS)
+@njit(parallel=True, cache=True)
 def _layer_norm_backward_rows(grad_y, x, weight, mean, rstd, chunks):
     # grad_y, x (R, H), weight (H,), mean, rstd (R,)
     #   -> grad_x (R, H), and partial sums of grad_weight and grad_bias, (chunks, H) each
@@ -93,23 +123,8 @@ def _layer_norm_backward_rows(grad_y, x, weight, mean, rstd, chunks):
     partial_grad_bias = np.zeros((chunks, hidden))
     for c in prange(chunks):
         for r in range(c * rows // chunks, (c + 1) * rows // chunks):
-            row_mean = np.float64(mean[r])
-            row_rstd = np.float64(rstd[r])
-            sum_grad_x_hat = 0.0
-            sum_grad_x_hat_x_hat = 0.0
-            for j in range(hidden):
-                x_hat = (x[r, j] - row_mean) * row_rstd
-                grad_x_hat = np.float64(grad_y[r, j]) * weight[j]
-                sum_grad_x_hat += grad_x_hat
-                sum_grad_x_hat_x_hat += grad_x_hat * x_hat
-                partial_grad_weight[c, j] += grad_y[r, j] * x_hat
-                partial_grad_bias[c, j] += grad_y[r, j]
-            mean_grad_x_hat = sum_grad_x_hat / hidden
-            mean_grad_x_hat_x_hat = sum_grad_x_hat_x_hat / hidden
-            for j in range(hidden):
-                x_hat = (x[r, j] - row_mean) * row_rstd
-                grad_x_hat = np.float64(grad_y[r, j]) * weight[j]
-                grad_x[r, j] = row_rstd * (grad_x_hat - mean_grad_x_hat - x_hat * mean_grad_x_hat_x_hat)
+            normalise_row_backward(grad_y[r], x[r], weight, mean[r], rstd[r], grad_x[r], partial_grad_weight[c],
+                                   partial_grad_bias[c])
     return grad_x, partial_grad_weight, partial_grad_bias
 
 
@@ -132,7 +147,7 @@ def layer_norm_backward_numba(grad_y, x, weight, mean, rstd):
 # ---------------------------------------------------------------------------------------------------------
 # Dispatchers
 
-def _per_feature(v, name, x, op):
+def check_per_feature(v, name, x, op):
     """weight or bias as a contiguous (H,) array in x's dtype; any other shape is refused."""
     v = np.ascontiguousarray(like(v, x, name, op))
     if v.shape != x.shape[-1:]:
@@ -146,7 +161,7 @@ def layer_norm_forward(x, weight, bias, eps):
     op = "layer_norm_forward"
     x = float_array(x, "x", op)
     nonempty_last_axis(x, "x", op)
-    weight, bias = _per_feature(weight, "weight", x, op), _per_feature(bias, "bias", x, op)
+    weight, bias = check_per_feature(weight, "weight", x, op), check_per_feature(bias, "bias", x, op)
     return choose(layer_norm_forward_numpy, layer_norm_forward_numba)(
         x, weight, bias, eps)
 
@@ -158,7 +173,7 @@ def layer_norm_backward(grad_y, x, weight, mean, rstd):
     grad_y = like(grad_y, x, "grad_y", op)
     same_shape(grad_y, "grad_y", x, "x", op)
     nonempty_last_axis(x, "x", op)
-    weight = _per_feature(weight, "weight", x, op)
+    weight = check_per_feature(weight, "weight", x, op)
     mean, rstd = like(mean, x, "mean", op), like(rstd, x, "rstd", op)
     for name, saved in (("mean", mean), ("rstd", rstd)):
         if saved.shape != x.shape[:-1]:

@@ -12,6 +12,8 @@ and both sublayers of an encoder layer end this way, so one module serves both:
 Legend: B batch, S sequence length, H hidden size, I intermediate size.
 """
 
+from minibert import functional as F
+from minibert.nn.fusion import fused_ops
 from minibert.nn.layers import Dropout, LayerNorm, Linear
 from minibert.nn.module import Module
 
@@ -27,4 +29,9 @@ class SublayerOutput(Module):
 
     def forward(self, h, residual):
         """h (B, S, in_features) from the sublayer, residual (B, S, H) its input -> (B, S, H)."""
-        return self.LayerNorm(residual + self.dropout(self.dense(h)))
+        h = self.dense(h)
+        if fused_ops():  # the same, as one op (nn/fusion.py)
+            norm = self.LayerNorm
+            return F.dropout_add_layer_norm(h, residual, norm.weight, norm.bias, norm.eps, self.dropout.p,
+                                            self.training, self.dropout.rng)
+        return self.LayerNorm(residual + self.dropout(h))

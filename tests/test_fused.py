@@ -1,0 +1,144 @@
+"""The fused ops: each kernel against its NumPy reference and against the plain ops it stands for, its
+backward against finite differences in float64, and a whole model run fused and plain (nn/fusion.py)."""
+
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_kernels import FLOATS, assert_gradient, assert_matches, leading_shapes, seeds
+
+from minibert import Tensor, gradcheck
+from minibert import functional as F
+from minibert.errors import ShapeError
+from minibert.kernels import DtypeError, add_norm, dropout, layernorm
+from minibert.nn import plain_ops
+
+keeps = st.sampled_from([1.0, 0.9, 0.5])
+
+
+def add_norm_inputs(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    h, residual, grad_y = (rng.standard_normal(shape).astype(dtype) for _ in range(3))
+    weight, bias = (rng.standard_normal(shape[-1]).astype(dtype) for _ in range(2))
+    return h, residual, weight, bias, grad_y, np.uint64(rng.integers(0, 2**63))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Add & Norm: LayerNorm(residual + Dropout(h))
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(shape=leading_shapes, hidden=st.integers(2, 40), keep=keeps, seed=seeds)
+def test_add_norm_numba_matches_numpy(dtype, shape, hidden, keep, seed):
+    """Forward (y, s, mean, rstd) and backward (grad_h, grad_residual, grad_weight, grad_bias): the Numba
+    kernels equal the NumPy references, with dropout (the same elements dropped) and without."""
+    h, residual, weight, bias, grad_y, drop_seed = add_norm_inputs(shape + (hidden,), dtype, seed)
+    expected = add_norm.add_norm_forward_numpy(h, residual, drop_seed, keep, weight, bias, 1e-5)
+    outputs = add_norm.add_norm_forward_numba(h, residual, drop_seed, keep, weight, bias, 1e-5)
+    # as in the LayerNorm test: x - mean rounds to a unit of |x|, magnified by rstd (and weight) in y
+    _, s, mean, rstd = expected
+    scale = float(np.max(np.abs(s)) * np.max(rstd) * max(1.0, np.max(np.abs(weight))))
+    for actual, wanted in zip(outputs, expected, strict=True):
+        assert_matches(actual, wanted, dtype, max(1.0, scale * float(np.max(np.abs(wanted)))))
+    grads = add_norm.add_norm_backward_numba(grad_y, s, weight, mean, rstd, drop_seed, keep)
+    expected = add_norm.add_norm_backward_numpy(grad_y, s, weight, mean, rstd, drop_seed, keep)
+    scale = float(np.max(np.abs(grad_y)) * np.max(np.abs(weight)) * np.max(rstd) * hidden / keep)
+    for actual, wanted in zip(grads, expected, strict=True):
+        assert_matches(actual, wanted, dtype, max(1.0, scale, float(np.max(np.abs(wanted)))))
+
+
+@given(shape=leading_shapes, hidden=st.integers(2, 40), keep=keeps, seed=seeds)
+def test_add_norm_is_dropout_then_add_then_layer_norm(backend, shape, hidden, keep, seed):
+    """With the seed dropout_forward got, the fused op drops exactly the elements dropout drops, and its
+    outputs and gradients are those of dropout, +, layer_norm one after the other."""
+    h, residual, weight, bias, grad_y, drop_seed = add_norm_inputs(shape + (hidden,), np.float64, seed)
+    dropped, kept = dropout.dropout_forward(h, drop_seed, keep)
+    s_plain = residual + dropped
+    y_plain, mean_plain, rstd_plain = layernorm.layer_norm_forward(s_plain, weight, bias, 1e-5)
+    y, s, mean, rstd = add_norm.add_norm_forward(h, residual, drop_seed, keep, weight, bias, 1e-5)
+    np.testing.assert_array_equal(s == residual, (s_plain == residual))  # the same elements dropped
+    for fused, plain in ((y, y_plain), (s, s_plain), (mean, mean_plain), (rstd, rstd_plain)):
+        np.testing.assert_allclose(fused, plain, rtol=1e-10, atol=1e-12)
+    grad_s, grad_weight, grad_bias = layernorm.layer_norm_backward(grad_y, s_plain, weight, mean_plain, rstd_plain)
+    plain = (dropout.dropout_backward(grad_s, kept, keep), grad_s, grad_weight, grad_bias)
+    fused = add_norm.add_norm_backward(grad_y, s, weight, mean, rstd, drop_seed, keep)
+    for fused_grad, plain_grad in zip(fused, plain, strict=True):
+        np.testing.assert_allclose(fused_grad, plain_grad, rtol=1e-9, atol=1e-10)
+
+
+@given(shape=leading_shapes, hidden=st.integers(2, 9), keep=keeps, seed=seeds)
+def test_add_norm_backward_is_the_gradient_of_its_forward(backend, shape, hidden, keep, seed):
+    """grad_h, grad_residual, grad_weight and grad_bias equal finite differences of y in float64 (the seed is
+    fixed, so every nudged forward drops the same elements)."""
+    h, residual, weight, bias, grad_y, drop_seed = add_norm_inputs(shape + (hidden,), np.float64, seed)
+
+    def y_of(h=h, residual=residual, weight=weight, bias=bias):  # one nudged copy at a time (batched=False):
+        return add_norm.add_norm_forward(h, residual, drop_seed, keep, weight, bias, 1e-5)[0]  # the same draws
+
+    _, s, mean, rstd = add_norm.add_norm_forward(h, residual, drop_seed, keep, weight, bias, 1e-5)
+    grad_h, grad_residual, grad_weight, grad_bias = add_norm.add_norm_backward(grad_y, s, weight, mean, rstd,
+                                                                              drop_seed, keep)
+    assert_gradient(grad_h, lambda v: y_of(h=v), h, grad_y, batched=False)
+    assert_gradient(grad_residual, lambda v: y_of(residual=v), residual, grad_y, batched=False)
+    assert_gradient(grad_weight, lambda w: y_of(weight=w), weight, grad_y, batched=False)
+    assert_gradient(grad_bias, lambda b: y_of(bias=b), bias, grad_y, batched=False)
+
+
+def test_add_norm_refuses_bad_input():
+    """Mismatched shapes, a bad keep, a seed that is not draw_seed's: errors that say what to do."""
+    h, residual, weight, bias, _, drop_seed = add_norm_inputs((2, 3, 4), np.float32, 0)
+    with pytest.raises(ShapeError, match="residual"):
+        add_norm.add_norm_forward(h, residual[:, :2], drop_seed, 0.9, weight, bias, 1e-12)
+    with pytest.raises(ShapeError, match="weight"):
+        add_norm.add_norm_forward(h, residual, drop_seed, 0.9, weight[:3], bias, 1e-12)
+    with pytest.raises(ValueError, match="keep=0"):
+        add_norm.add_norm_forward(h, residual, drop_seed, 0.0, weight, bias, 1e-12)
+    with pytest.raises(DtypeError, match="draw_seed"):
+        add_norm.add_norm_forward(h, residual, 7, 0.9, weight, bias, 1e-12)
+    with pytest.raises(ValueError, match="rng"):
+        F.dropout_add_layer_norm(Tensor(h), Tensor(residual), Tensor(weight), Tensor(bias), 1e-12, 0.1, True)
+
+
+def test_dropout_add_layer_norm_op(backend):
+    """F.dropout_add_layer_norm passes the finite-difference check for all four inputs with dropout on,
+    equals the plain ops given the same Generator, and in eval mode draws nothing and drops nothing."""
+    def leaf(shape, seed):
+        return Tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+    h, residual, weight, bias = leaf((2, 3, 5), 1), leaf((2, 3, 5), 2), leaf((5,), 3), leaf((5,), 4)
+    assert gradcheck(lambda *args: F.dropout_add_layer_norm(*args, 1e-12, 0.3, True, np.random.default_rng(5)),
+                     h, residual, weight, bias)
+    fused = F.dropout_add_layer_norm(h, residual, weight, bias, 1e-12, 0.3, True, np.random.default_rng(5))
+    plain = F.layer_norm(residual + F.dropout(h, 0.3, True, np.random.default_rng(5)), weight, bias, 1e-12)
+    np.testing.assert_allclose(fused.data, plain.data, rtol=1e-12)
+    untouched = np.random.default_rng(5)
+    evaluated = F.dropout_add_layer_norm(h, residual, weight, bias, 1e-12, 0.3, False, untouched)
+    np.testing.assert_allclose(evaluated.data, F.layer_norm(residual + h, weight, bias, 1e-12).data, rtol=1e-12)
+    assert untouched.integers(1 << 30) == np.random.default_rng(5).integers(1 << 30)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A whole model, fused and plain
+
+def test_a_model_gives_the_same_loss_and_gradients_fused_and_plain():
+    """A pretraining step of a small BERT in float64 with BERT's dropout: the fused ops and the plain ones
+    draw the same dropout masks from the model's Generator and give the same loss and gradients."""
+    from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+
+    config = BertConfig.preset("tiny", vocab_size=64)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, 64, size=(3, 12))
+    mask, segments = np.ones_like(ids), np.zeros_like(ids)
+    positions, targets = rng.integers(1, 12, size=(3, 2)), rng.integers(5, 64, size=(3, 2))
+    labels = rng.integers(0, 2, size=3)
+    results = []
+    for fused in (True, False):
+        model = BertForPreTraining(config, seed=0).to(np.float64).train()
+        with contextlib.nullcontext() if fused else plain_ops():
+            output = model(ids, segments, mask, masked_positions=positions)
+            loss, _, _ = pretraining_loss(output, targets, np.ones((3, 2)), labels)
+            loss.backward()
+        results.append([loss.data] + [parameter.grad for parameter in model.parameters()])
+    for fused, plain in zip(*results, strict=True):
+        np.testing.assert_allclose(fused, plain, rtol=1e-9, atol=1e-12)
