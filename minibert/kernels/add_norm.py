@@ -15,7 +15,9 @@ With the same seed the fused op keeps the same elements as `dropout_forward`, an
 through layernorm.py's own row functions. The sum may differ from the three ops' in its last bit: LLVM
 computes residual + h * (1/keep) as one fused multiply-add, rounded once instead of twice.
 
-Measured on mini's (32, 128, 256), 2 cores: see `bench/kernels.py` (the "add & norm" rows).
+Measured in mini's training step (2 cores, the median of 12 profiled steps, forward + backward): the
+dropouts, adds and LayerNorms of the embeddings and the eight sublayer ends took 19.7 ms as separate ops and
+take 14.2 ms with the sublayer ends fused. `bench/kernels.py` times one call both ways ("add & norm" rows).
 
 Shapes: h, residual, s, y (..., H); weight, bias (H,); mean, rstd (...). The kernels see rows (R, H).
 """
