@@ -10,7 +10,8 @@ the benchmark unsets them for its own command only. Never unset them in tests or
 Shapes (mini: batch B=32, seq S=128, hidden H=256, heads A=4, head size D=64, FFN 1024, vocabulary 8192):
   matmul (B*S, H) @ (H, 1024), and attention's batched (B*A, S, D) @ (B*A, D, S);
   softmax on (B, A, S, S) with a (B, 1, 1, S) padding mask; GELU on (B*S, 1024) (forward and backward, and
-  as training runs it: with its slope, then one multiplication); dropout on (B, A, S, S); LayerNorm on (B*S, H),
+  as training runs it: with its slope, then one multiplication; and with the bias added inside, beside the same
+  as separate steps); dropout on (B, A, S, S); LayerNorm on (B*S, H),
   and fused with dropout and the residual add ("add & norm", beside the same as three kernels);
   cross-entropy on (640, 8192) (B * 20 masked positions over the vocabulary).
 It also prints Numba's compile time (cold: a fresh cache directory; warm: the same directory again), the BLAS
@@ -33,6 +34,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from minibert.kernels import add_norm, cross_entropy, dropout, gelu, layernorm, matmul, softmax  # noqa: E402
+from minibert.kernels.allocator import reuse_freed_memory  # noqa: E402
 
 B, S, H, A, FFN, VOCAB, MASKED = 32, 128, 256, 4, 1024, 8192, 20
 D = H // A
@@ -76,6 +78,7 @@ def cases(rng):
     grad_probs = normal(B, A, S, S)
 
     hidden = normal(B * S, FFN)
+    ffn_bias = normal(FFN)
     ln_x, ln_w, ln_b, ln_grad = normal(B * S, H), normal(H), normal(H), normal(B * S, H)
     logits = normal(B * MASKED, VOCAB) * f32(3.0)
     targets = rng.integers(0, VOCAB, B * MASKED)
@@ -104,6 +107,17 @@ def cases(rng):
     def gelu_training_step(with_slope):
         # what training runs: y and dy/dx in one pass, then the backward is one multiplication
         return lambda: grad_ffn * with_slope(hidden, "none")[1]
+
+    def bias_gelu_step(forward, backward):
+        # the feed-forward's GELU with the first Linear's bias added in its pass, and the bias gradient's sum
+        return lambda: backward(grad_ffn, forward(hidden, ffn_bias, "none")[1])
+
+    def bias_gelu_plain_step(with_slope):
+        # the same as a bias add, GELU with its slope, one multiplication and NumPy's sum
+        def step():
+            grad = grad_ffn * with_slope(hidden + ffn_bias, "none")[1]
+            grad.sum(axis=0)
+        return step
 
     def dropout_step(forward, backward):
         # attention's dropout, BERT's p = 0.1, a fresh seed per call as in training
@@ -150,6 +164,11 @@ def cases(rng):
         (f"gelu tanh ({B * S},{FFN})", *gelu_steps("tanh"), None),
         (f"gelu exact with slope ({B * S},{FFN})", gelu_training_step(gelu.gelu_with_slope_numba),
          gelu_training_step(gelu.gelu_with_slope_numpy), None),
+        (f"bias + gelu exact with slope ({B * S},{FFN})",
+         bias_gelu_step(gelu.bias_gelu_with_slope_numba, gelu.bias_gelu_backward_numba),
+         bias_gelu_step(gelu.bias_gelu_with_slope_numpy, gelu.bias_gelu_backward_numpy), None),
+        ("  the same as bias add, gelu with slope, sum", bias_gelu_plain_step(gelu.gelu_with_slope_numba),
+         bias_gelu_plain_step(gelu.gelu_with_slope_numpy), None),
         (f"dropout p=0.1 ({B},{A},{S},{S})",
          dropout_step(dropout.dropout_forward_numba, dropout.dropout_backward_numba),
          dropout_step(dropout.dropout_forward_numpy, dropout.dropout_backward_numpy), None),
@@ -210,6 +229,8 @@ y = softmax.log_softmax_forward_numba(x)
 softmax.log_softmax_backward_numba(x, y)
 gelu.gelu_forward_numba(x)
 gelu.gelu_backward_numba(x, x)
+_, slope = gelu.bias_gelu_with_slope_numba(x, x[0], "none")
+gelu.bias_gelu_backward_numba(x, slope)
 _, mean, rstd = layernorm.layer_norm_forward_numba(x, x[0], x[0], 1e-12)
 layernorm.layer_norm_backward_numba(x, x, x[0], mean, rstd)
 _, s, mean, rstd = add_norm.add_norm_forward_numba(x, x, np.uint64(1), 0.9, x[0], x[0], 1e-12)
@@ -228,7 +249,7 @@ def print_compile_times():
         env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=root)
         seconds = [float(subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, check=True,
                                         capture_output=True, text=True).stdout) for _ in range(2)]
-    print(f"\nNumba compile, all 13 kernels (float32), import + first calls: cold {seconds[0]:.2f} s, "
+    print(f"\nNumba compile, all 15 kernels (float32), import + first calls: cold {seconds[0]:.2f} s, "
           f"warm cache {seconds[1]:.2f} s")
 
 
@@ -257,6 +278,9 @@ if __name__ == "__main__":
     parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS,
                         help="threads for Numba's parallel loops (default: all cores)")
     numba.set_num_threads(parser.parse_args().threads)
+    # as training does: freed arrays' memory is kept for the next call, so no figure pays the page faults of
+    # fresh memory (without this, GELU with its slope took 13 ms here instead of 3)
+    reuse_freed_memory()
     print(f"Numba: {numba.get_num_threads()} threads")
     print_blas_info()
     print_load("at start")

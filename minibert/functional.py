@@ -78,6 +78,28 @@ def gelu(x, approximate="none"):
     return GELU.apply(x, approximate=approximate)
 
 
+class BiasGELU(Function):
+    def forward(self, x, bias, approximate="none"):
+        if approximate not in GELU_FORMS:
+            raise ValueError(f"bias_gelu approximate={approximate!r}; use 'none' (exact erf form) or 'tanh'")
+        if not (is_grad_enabled() and any(self.needs_grad)):
+            return kernels.gelu_forward(x + bias, approximate)
+        y, self.slope = kernels.bias_gelu_with_slope(x, bias, approximate)  # as GELU: keep dy/dz, not x
+        return y
+
+    def backward(self, grad_output):
+        return kernels.bias_gelu_backward(grad_output, self.slope)  # (grad_x, grad_bias)
+
+
+def bias_gelu(x, bias, approximate="none"):
+    """gelu(x + bias) as one op: the feed-forward's first Linear without its bias add, then GELU (see
+    kernels/gelu.py `bias_gelu_with_slope`); the same numbers as `gelu(x + bias)`, one pass fewer each way."""
+    if bias.shape != x.shape[-1:]:
+        raise ShapeError(f"bias_gelu: bias has shape {bias.shape}; it must be ({x.shape[-1]},), the last axis of "
+                         f"x {x.shape}")
+    return BiasGELU.apply(x, bias, approximate=approximate)
+
+
 def additive_mask(mask, dtype):
     """Turn a mask into the additive form the softmax kernel takes: 0 where a position is kept, the dtype's most
     negative finite number where it is dropped (as HF does; Google used -10000). A boolean mask is True (or 1)

@@ -12,7 +12,7 @@ from test_kernels import FLOATS, assert_gradient, assert_matches, leading_shapes
 from minibert import Tensor, gradcheck
 from minibert import functional as F
 from minibert.errors import ShapeError
-from minibert.kernels import DtypeError, add_norm, dropout, layernorm
+from minibert.kernels import DtypeError, add_norm, dropout, gelu, layernorm
 from minibert.nn import plain_ops
 
 keeps = st.sampled_from([1.0, 0.9, 0.5])
@@ -116,6 +116,62 @@ def test_dropout_add_layer_norm_op(backend):
     evaluated = F.dropout_add_layer_norm(h, residual, weight, bias, 1e-12, 0.3, False, untouched)
     np.testing.assert_allclose(evaluated.data, F.layer_norm(residual + h, weight, bias, 1e-12).data, rtol=1e-12)
     assert untouched.integers(1 << 30) == np.random.default_rng(5).integers(1 << 30)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# bias + GELU: gelu(x + bias)
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(shape=leading_shapes, cols=st.integers(1, 40), seed=seeds)
+def test_bias_gelu_numba_matches_numpy_and_the_plain_ops(dtype, approximate, shape, cols, seed):
+    """(y, slope): each backend's kernel equals its gelu_with_slope of x + bias (whose two backends
+    test_kernels.py compares); (grad_x, grad_bias): both equal grad_y * slope and its sum over rows."""
+    rng = np.random.default_rng(seed)
+    x, grad_y = (rng.standard_normal(shape + (cols,)).astype(dtype) * 3 for _ in range(2))
+    bias = rng.standard_normal(cols).astype(dtype)
+    for fused, plain in ((gelu.bias_gelu_with_slope_numba, gelu.gelu_with_slope_numba),
+                         (gelu.bias_gelu_with_slope_numpy, gelu.gelu_with_slope_numpy)):
+        for actual, wanted in zip(fused(x, bias, approximate), plain(x + bias, approximate), strict=True):
+            assert_matches(actual, wanted, dtype)
+    slope = gelu.gelu_with_slope(x + bias, approximate)[1]
+    grad_x = grad_y * slope
+    wanted = (grad_x, grad_x.reshape(-1, cols).sum(axis=0, dtype=np.float64).astype(dtype))
+    rows = grad_x.size // cols
+    for kernel in (gelu.bias_gelu_backward_numba, gelu.bias_gelu_backward_numpy):
+        actual = kernel(grad_y, slope)
+        assert_matches(actual[0], wanted[0], dtype)
+        # a sum of `rows` terms: float32's rounding grows with their count and size
+        assert_matches(actual[1], wanted[1], dtype, max(1.0, rows * float(np.max(np.abs(grad_x)))))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_bias_gelu_op(backend, approximate):
+    """F.bias_gelu passes the finite-difference check for x and bias, equals F.gelu(x + bias), and without
+    gradients it keeps no slope."""
+    def leaf(shape, seed):
+        return Tensor(np.random.default_rng(seed).standard_normal(shape) * 2, requires_grad=True)
+
+    x, bias = leaf((2, 3, 5), 1), leaf((5,), 2)
+    assert gradcheck(lambda x, bias: F.bias_gelu(x, bias, approximate), x, bias)
+    np.testing.assert_allclose(F.bias_gelu(x, bias, approximate).data, F.gelu(x + bias, approximate).data,
+                               rtol=1e-14)
+    constant = Tensor(x.data)
+    np.testing.assert_allclose(F.bias_gelu(constant, Tensor(bias.data), approximate).data,
+                               F.gelu(x + bias, approximate).data, rtol=1e-14)
+
+
+def test_bias_gelu_refuses_bad_input():
+    """A bias that does not match x's last axis, an unknown form: errors that say what to do."""
+    x, bias = Tensor(np.ones((2, 4), np.float32)), Tensor(np.ones(4, np.float32))
+    with pytest.raises(ShapeError, match=r"\(4,\)"):
+        F.bias_gelu(x, Tensor(np.ones(3, np.float32)))
+    with pytest.raises(ShapeError, match="bias"):
+        gelu.bias_gelu_with_slope(np.ones((2, 4)), np.ones(3))
+    with pytest.raises(ValueError, match="erf"):
+        F.bias_gelu(x, bias, "exact")
+    with pytest.raises(ShapeError, match="grad_y"):
+        gelu.bias_gelu_backward(np.ones((2, 3)), np.ones((2, 4)))
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -9,7 +9,13 @@ from minibert.kernels.arrays import DtypeError
 from minibert.kernels.backend import get_backend, set_backend, use_backend
 from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softmax_cross_entropy_forward
 from minibert.kernels.dropout import draw_seed, dropout_backward, dropout_forward
-from minibert.kernels.gelu import gelu_backward, gelu_forward, gelu_with_slope
+from minibert.kernels.gelu import (
+    bias_gelu_backward,
+    bias_gelu_with_slope,
+    gelu_backward,
+    gelu_forward,
+    gelu_with_slope,
+)
 from minibert.kernels.layernorm import layer_norm_backward, layer_norm_forward
 from minibert.kernels.matmul import matmul_backward, matmul_forward, matmul_pair
 from minibert.kernels.scatter import scatter_add_rows
@@ -24,6 +30,8 @@ __all__ = [
     "DtypeError",
     "add_norm_backward",
     "add_norm_forward",
+    "bias_gelu_backward",
+    "bias_gelu_with_slope",
     "draw_seed",
     "dropout_backward",
     "dropout_forward",

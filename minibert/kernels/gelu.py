@@ -16,13 +16,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from minibert.kernels.arrays import float_array, like, same_shape
+from minibert.errors import ShapeError
+from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.backend import choose
 from minibert.kernels.erf import INV_SQRT_2, INV_SQRT_2PI, erf, erf_numpy, normal_cdf_pdf_single
 from minibert.kernels.simd import fast_exp
 from minibert.kernels.threads import launch
 
 APPROXIMATIONS = ("none", "tanh")
+SUM_CHUNKS = 64  # row chunks of the bias gradient's sum (see _times_slope_with_column_sums)
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 CUBIC = 0.044715
 
@@ -61,6 +63,16 @@ def gelu_with_slope_numpy(x, approximate="none"):
     return gelu_forward_numpy(x, approximate), gelu_backward_numpy(np.ones_like(x), x, approximate)
 
 
+def bias_gelu_with_slope_numpy(x, bias, approximate="none"):
+    return gelu_with_slope_numpy(x + bias, approximate)
+
+
+def bias_gelu_backward_numpy(grad_y, slope):
+    # y = gelu(x + bias)  =>  grad_x = grad_y * slope, and the bias, added to every row, gets their sum
+    grad_x = grad_y * slope
+    return grad_x, grad_x.reshape(-1, grad_x.shape[-1]).sum(axis=0)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Numba kernels: every element in one fused pass, in parallel
 #
@@ -93,33 +105,82 @@ def _gelu_flat(x, tanh_form, single):
     return y
 
 
+# (y, dy/dx) of one element v (float64), for each form: the forward and the backward's factor share Phi(v)
+# or the sigmoid s. Used by the kernels below, with and without a bias added first.
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _tanh_gelu_and_slope(v):
+    u = SQRT_2_OVER_PI * (v + CUBIC * v * v * v)
+    s = 1.0 / (1.0 + fast_exp(-2.0 * u))
+    # y = x s, s = sigmoid(2u)  =>  dy/dx = s + x s (1 - s) 2 du/dx   (as s' = s (1 - s))
+    return v * s, s + 2.0 * v * s * (1.0 - s) * SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * v * v)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _exact_gelu_and_slope_single(v):
+    cdf, pdf = normal_cdf_pdf_single(v)
+    return v * cdf, cdf + v * pdf
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _exact_gelu_and_slope(v):
+    # y = x Phi(x)  =>  dy/dx = Phi(x) + x phi(x)
+    cdf = 0.5 * (1.0 + erf(v * INV_SQRT_2))
+    return v * cdf, cdf + v * INV_SQRT_2PI * fast_exp(-0.5 * v * v)
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
 def _gelu_with_slope_flat(x, tanh_form, single):
-    # x (n,) -> y (n,), slope (n,) = dy/dx: the forward and the backward's factor share Phi(x) or s
+    # x (n,) -> y (n,), slope (n,) = dy/dx
     y = np.empty_like(x)
     slope = np.empty_like(x)
     if tanh_form:
         for i in prange(x.size):
-            v = np.float64(x[i])
-            u = SQRT_2_OVER_PI * (v + CUBIC * v * v * v)
-            s = 1.0 / (1.0 + fast_exp(-2.0 * u))
-            y[i] = v * s
-            # y = x s, s = sigmoid(2u)  =>  dy/dx = s + x s (1 - s) 2 du/dx   (as s' = s (1 - s))
-            slope[i] = s + 2.0 * v * s * (1.0 - s) * SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * v * v)
+            y[i], slope[i] = _tanh_gelu_and_slope(np.float64(x[i]))
     elif single:
         for i in prange(x.size):
-            v = np.float64(x[i])
-            cdf, pdf = normal_cdf_pdf_single(v)
-            y[i] = v * cdf
-            slope[i] = cdf + v * pdf
+            y[i], slope[i] = _exact_gelu_and_slope_single(np.float64(x[i]))
     else:
         for i in prange(x.size):
-            # y = x Phi(x)  =>  dy/dx = Phi(x) + x phi(x)
-            v = np.float64(x[i])
-            cdf = 0.5 * (1.0 + erf(v * INV_SQRT_2))
-            y[i] = v * cdf
-            slope[i] = cdf + v * INV_SQRT_2PI * fast_exp(-0.5 * v * v)
+            y[i], slope[i] = _exact_gelu_and_slope(np.float64(x[i]))
     return y, slope
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def _bias_gelu_with_slope_rows(x, bias, tanh_form, single):
+    # x (R, C), bias (C,) -> y (R, C), slope (R, C) of z = x + bias. z is rounded to x's dtype first, as
+    # the plain ops store it, then widened.
+    rows, cols = x.shape
+    y = np.empty_like(x)
+    slope = np.empty_like(x)
+    for r in prange(rows):
+        if tanh_form:
+            for j in range(cols):
+                y[r, j], slope[r, j] = _tanh_gelu_and_slope(np.float64(x[r, j] + bias[j]))
+        elif single:
+            for j in range(cols):
+                y[r, j], slope[r, j] = _exact_gelu_and_slope_single(np.float64(x[r, j] + bias[j]))
+        else:
+            for j in range(cols):
+                y[r, j], slope[r, j] = _exact_gelu_and_slope(np.float64(x[r, j] + bias[j]))
+    return y, slope
+
+
+@njit(parallel=True, cache=True)
+def _times_slope_with_column_sums(grad_y, slope, chunks):
+    # grad_y, slope (R, C) -> grad_x = grad_y * slope (R, C), and partial column sums of grad_x (chunks, C) in
+    # float64: a fixed number of row chunks, each with its own sums, so the total has the same bits on any
+    # number of threads (as layernorm.py's grad_weight)
+    rows, cols = grad_y.shape
+    grad_x = np.empty_like(grad_y)
+    partial_sums = np.zeros((chunks, cols))
+    for c in prange(chunks):
+        for r in range(c * rows // chunks, (c + 1) * rows // chunks):
+            for j in range(cols):
+                g = grad_y[r, j] * slope[r, j]
+                grad_x[r, j] = g
+                partial_sums[c, j] += g
+    return grad_x, partial_sums
 
 
 def gelu_forward_numba(x, approximate="none"):
@@ -136,6 +197,19 @@ def gelu_with_slope_numba(x, approximate="none"):
     y, slope = launch(_gelu_with_slope_flat, x.size, np.ascontiguousarray(x).reshape(-1), approximate == "tanh",
                       x.dtype == np.float32)
     return y.reshape(x.shape), slope.reshape(x.shape)
+
+
+def bias_gelu_with_slope_numba(x, bias, approximate="none"):
+    y, slope = launch(_bias_gelu_with_slope_rows, x.size, as_rows(x), bias, approximate == "tanh",
+                      x.dtype == np.float32)
+    return y.reshape(x.shape), slope.reshape(x.shape)
+
+
+def bias_gelu_backward_numba(grad_y, slope):
+    rows = as_rows(slope)
+    chunks = max(1, min(SUM_CHUNKS, rows.shape[0]))
+    grad_x, partial_sums = launch(_times_slope_with_column_sums, slope.size, as_rows(grad_y), rows, chunks)
+    return grad_x.reshape(slope.shape), partial_sums.sum(axis=0).astype(slope.dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -164,3 +238,28 @@ def gelu_with_slope(x, approximate="none"):
     _check_approximate(approximate, "gelu_with_slope")
     x = float_array(x, "x", "gelu_with_slope")
     return choose(gelu_with_slope_numpy, gelu_with_slope_numba)(x, approximate)
+
+
+def bias_gelu_with_slope(x, bias, approximate="none"):
+    """(y, dy/dz) of y = gelu(z), z = x + bias (bias (C,) added to every row of x (..., C)), in one pass: the
+    feed-forward's first Linear leaves its bias to this kernel, which adds it as it reads x, instead of a
+    pass of its own over the (B, S, I) activations."""
+    op = "bias_gelu_with_slope"
+    _check_approximate(approximate, op)
+    x = float_array(x, "x", op)
+    nonempty_last_axis(x, "x", op)
+    bias = np.ascontiguousarray(like(bias, x, "bias", op))
+    if bias.shape != x.shape[-1:]:
+        raise ShapeError(f"{op}: bias has shape {bias.shape}; it must be ({x.shape[-1]},), the last axis of x "
+                         f"{x.shape}")
+    return choose(bias_gelu_with_slope_numpy, bias_gelu_with_slope_numba)(x, bias, approximate)
+
+
+def bias_gelu_backward(grad_y, slope):
+    """(grad_x, grad_bias) = (grad_y * slope, grad_x summed over every axis but the last)."""
+    op = "bias_gelu_backward"
+    slope = float_array(slope, "slope", op)
+    nonempty_last_axis(slope, "slope", op)
+    grad_y = like(grad_y, slope, "grad_y", op)
+    same_shape(grad_y, "grad_y", slope, "slope", op)
+    return choose(bias_gelu_backward_numpy, bias_gelu_backward_numba)(grad_y, slope)

@@ -11,11 +11,11 @@
 from minibert import functional as F
 from minibert.errors import ConfigError
 
+# The GELU names and the form each means (F.gelu's `approximate`)
+GELU_FORMS = {"gelu": "none", "gelu_new": "tanh", "gelu_tanh": "tanh", "gelu_pytorch_tanh": "tanh"}
+
 ACTIVATIONS = {
-    "gelu": lambda x: F.gelu(x, approximate="none"),
-    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    **{name: (lambda x, form=form: F.gelu(x, approximate=form)) for name, form in GELU_FORMS.items()},
     "relu": lambda x: x.relu(),
 }
 

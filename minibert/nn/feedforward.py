@@ -8,7 +8,9 @@ applies the activation, and narrows it back. The widening half is here, under BE
 Legend: B batch, S sequence length, H hidden size, I intermediate size.
 """
 
-from minibert.nn.activations import activation
+from minibert import functional as F
+from minibert.nn.activations import GELU_FORMS, activation
+from minibert.nn.fusion import fused_ops
 from minibert.nn.layers import Linear
 from minibert.nn.module import Module
 
@@ -23,4 +25,7 @@ class FeedForward(Module):
         self.act = activation(hidden_act)
 
     def forward(self, x):
+        form = GELU_FORMS.get(self.hidden_act)
+        if form is not None and fused_ops():  # the same, with the bias added inside GELU's pass (nn/fusion.py)
+            return F.bias_gelu(F.linear(x, self.dense.weight), self.dense.bias, form)
         return self.act(self.dense(x))  # (B, S, H) -> (B, S, I)
