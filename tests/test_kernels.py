@@ -175,7 +175,7 @@ def test_softmax_fully_masked_rows_are_uniform_and_extremes_finite(backend, dtyp
 def test_softmax_mask_is_not_materialised():
     """The Numba kernel reads a (B, 1, 1, S) mask through an index per row of x, not a broadcast copy."""
     x = np.zeros((2, 3, 4, 5), dtype=np.float32)
-    mask_rows, mask_row_of = softmax._mask_rows(np.zeros((2, 1, 1, 5), np.float32), x)
+    mask_rows, mask_row_of = softmax.mask_rows(np.zeros((2, 1, 1, 5), np.float32), x)
     assert mask_rows.shape == (2, 5)
     np.testing.assert_array_equal(mask_row_of, np.repeat([0, 1], 12))
 
@@ -444,6 +444,26 @@ def test_matmul_dispatcher_routes_by_blas_min_work(monkeypatch, rng, threshold, 
     np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=atol)
     np.testing.assert_allclose(grad_a, grad_c @ b.swapaxes(-1, -2), rtol=1e-12, atol=atol * 100)
     np.testing.assert_allclose(grad_b, a.swapaxes(-1, -2) @ grad_c, rtol=1e-12, atol=atol * 100)
+
+
+@pytest.mark.parametrize("route", ["BLAS", "loop"])
+def test_matmul_writes_into_out_and_checks_it(monkeypatch, rng, route):
+    """With out=, matmul_forward and matmul_pair write the products there (a transposed view included), on
+    either route; an out of the wrong shape or dtype is refused with both shapes named."""
+    monkeypatch.setattr(matmul, "BLAS_MIN_WORK", 0 if route == "BLAS" else 10**12)
+    a, b = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 5, 6))
+    out = np.zeros((3, 6, 4)).swapaxes(-1, -2)
+    with use_backend("numba"):
+        assert matmul.matmul_forward(a, b, out=out) is out
+        first, second = np.zeros((3, 4, 6)), np.zeros((3, 5, 5))
+        matmul.matmul_pair(a, b, a.swapaxes(-1, -2), a, out1=first, out2=second)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    np.testing.assert_allclose(first, a @ b, rtol=1e-12)
+    np.testing.assert_allclose(second, a.swapaxes(-1, -2) @ a, rtol=1e-12)
+    with pytest.raises(ShapeError, match=r"\(3, 4, 6\)"):
+        matmul.matmul_forward(a, b, out=np.zeros((3, 6, 4)))
+    with pytest.raises(ShapeError, match="float32"):
+        matmul.matmul_pair(a, b, a, a.swapaxes(-1, -2), out1=np.zeros((3, 4, 6), np.float32))
 
 
 @given(m=st.integers(1, 4), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)

@@ -155,3 +155,27 @@ def test_a_backward_pair_computes_each_product_whole_on_its_own_thread(quiet_lay
     assert shapes == [[((600, 96), (96, 80)), ((96, 600), (600, 80))]]
     np.testing.assert_allclose(grad_x, grad_rows @ weight, rtol=1e-12)
     np.testing.assert_allclose(grad_weight, grad_rows.T @ rows, rtol=1e-12)
+
+
+def test_products_in_parts_can_write_into_strided_views(quiet_layer):
+    """As the fused attention uses them: a batched product cut in parts, and a backward pair, write into
+    transposed views of larger arrays (the heads of a (B, S, A, D) array) and give a @ b there."""
+    rng = np.random.default_rng(0)
+    probs, grad = rng.standard_normal((8, 4, 128, 128)), rng.standard_normal((8, 4, 128, 64))
+    values = rng.standard_normal((8, 128, 4, 64)).transpose(0, 2, 1, 3)  # (B, A, S, D), a strided view
+    context = np.zeros((8, 128, 4, 64))
+    grads = np.zeros((8, 128, 2, 4, 64))
+    calls = []
+    with training_threads(2):
+        original = matmul.run_together
+        matmul.run_together = lambda tasks: (calls.append(len(tasks)), original(tasks))
+        try:
+            matmul.matmul_forward(probs, values, out=context.transpose(0, 2, 1, 3))
+            first, second = grads.transpose(2, 0, 3, 1, 4)
+            matmul.matmul_pair(probs, grad, probs.swapaxes(-1, -2), grad, out1=first, out2=second)
+        finally:
+            matmul.run_together = original
+    assert calls == [2, 2]
+    np.testing.assert_allclose(context.transpose(0, 2, 1, 3), probs @ values, rtol=1e-12)
+    np.testing.assert_allclose(grads[:, :, 0].transpose(0, 2, 1, 3), probs @ grad, rtol=1e-12)
+    np.testing.assert_allclose(grads[:, :, 1].transpose(0, 2, 1, 3), probs.swapaxes(-1, -2) @ grad, rtol=1e-12)

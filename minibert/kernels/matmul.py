@@ -49,8 +49,8 @@ SPLIT_MIN_WORK = 1 << 22
 # ---------------------------------------------------------------------------------------------------------
 # Readable reference: BLAS through NumPy
 
-def matmul_forward_numpy(a, b):
-    return a @ b  # (..., M, N)
+def matmul_forward_numpy(a, b, out=None):
+    return np.matmul(a, b, out=out)  # (..., M, N)
 
 
 def matmul_backward_numpy(grad_c, a, b):
@@ -61,31 +61,32 @@ def matmul_backward_numpy(grad_c, a, b):
 # ---------------------------------------------------------------------------------------------------------
 # BLAS on our threads: one product in parts computed at once
 
-def matmul_blas(a, b):
-    """a @ b by BLAS. While `training_threads` shares a product among P threads, a large one is cut into P
-    parts: blocks of the batch when there is one, else of a's rows (or of b's columns when b has more),
-    each part written into its own slice of c. NumPy lets go of Python's lock inside BLAS, so the parts
-    really run at the same time."""
+def matmul_blas(a, b, out=None):
+    """a @ b by BLAS (into `out` if given: any array of c's shape, strided views included). While
+    `training_threads` shares a product among P threads, a large one is cut into P parts: blocks of the batch
+    when there is one, else of a's rows (or of b's columns when b has more), each part written into its own
+    slice of c. NumPy lets go of Python's lock inside BLAS, so the parts really run at the same time."""
     parts = matmul_parts()
     if parts == 1 or _work(a, b) < SPLIT_MIN_WORK or (a.ndim > 2 and a.shape[0] < parts):
-        return matmul_forward_numpy(a, b)
-    c = _output(a, b)
+        return matmul_forward_numpy(a, b, out)
+    c = _output(a, b) if out is None else out
     run_together(_parts_of_product(a, b, c, parts))
     return c
 
 
-def matmul_pair_blas(a1, b1, a2, b2):
+def matmul_pair_blas(a1, b1, a2, b2, out1=None, out2=None):
     """(a1 @ b1, a2 @ b2) by BLAS: the two products of a backward pass (grad_a and grad_b), which cost the
     same. While `training_threads` shares the cores, each product goes whole to half of the threads, and both
     run at once, rather than one after the other, each cut in P parts. Larger parts run faster in BLAS, and
     the incoming gradient both products read is fetched from memory once. Measured for mini's Linear
     backward shapes (2 threads, one product on each): 5-9% less time, e.g. (4096, 256) @ (256, 256) and its
     (256, 4096) @ (4096, 256): 2.49 ms against 2.74; (640, 256) @ (256, 8192) and its pair: 12.8 against
-    13.8 ms."""
+    13.8 ms. `out1`, `out2`: where to write the products, as in matmul_blas."""
     parts = matmul_parts()
     if parts == 1 or _work(a1, b1) + _work(a2, b2) < SPLIT_MIN_WORK or (a1.ndim > 2 and a1.shape[0] < parts):
-        return matmul_blas(a1, b1), matmul_blas(a2, b2)
-    c1, c2 = _output(a1, b1), _output(a2, b2)
+        return matmul_blas(a1, b1, out1), matmul_blas(a2, b2, out2)
+    c1 = _output(a1, b1) if out1 is None else out1
+    c2 = _output(a2, b2) if out2 is None else out2
     run_together(_parts_of_product(a1, b1, c1, parts // 2) + _parts_of_product(a2, b2, c2, parts - parts // 2))
     return c1, c2
 
@@ -208,26 +209,43 @@ def _checked(a, b, op):
     return a, b
 
 
+def _check_out(out, a, b, op):
+    expected = a.shape[:-1] + b.shape[-1:]
+    if out is not None and (out.shape != expected or out.dtype != a.dtype):
+        raise ShapeError(f"{op}: out is {out.dtype} {out.shape}; a {a.shape} @ b {b.shape} needs {a.dtype} "
+                         f"{expected}")
+
+
 def _use_blas(a, b):
     if get_backend() == "numpy":
         return True
     return a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_MIN_WORK
 
 
-def matmul_forward(a, b):
-    """c = a @ b for a (..., M, K), b (..., K, N) with the same leading axes."""
+def matmul_forward(a, b, out=None):
+    """c = a @ b for a (..., M, K), b (..., K, N) with the same leading axes; into `out` if given."""
     a, b = _checked(a, b, "matmul_forward")
-    return (matmul_blas if _use_blas(a, b) else matmul_forward_numba)(a, b)
+    _check_out(out, a, b, "matmul_forward")
+    if _use_blas(a, b):
+        return matmul_blas(a, b, out)
+    c = matmul_forward_numba(a, b)
+    if out is None:
+        return c
+    out[...] = c
+    return out
 
 
-def matmul_pair(a1, b1, a2, b2):
+def matmul_pair(a1, b1, a2, b2, out1=None, out2=None):
     """(a1 @ b1, a2 @ b2), two independent products computed at once where the cores are shared (see
-    `matmul_pair_blas`): what a backward pass with two gradients to compute calls."""
+    `matmul_pair_blas`): what a backward pass with two gradients to compute calls. Into `out1`, `out2` if
+    given."""
     a1, b1 = _checked(a1, b1, "matmul_pair")
     a2, b2 = _checked(a2, b2, "matmul_pair")
+    _check_out(out1, a1, b1, "matmul_pair")
+    _check_out(out2, a2, b2, "matmul_pair")
     if _use_blas(a1, b1) and _use_blas(a2, b2):
-        return matmul_pair_blas(a1, b1, a2, b2)
-    return matmul_forward(a1, b1), matmul_forward(a2, b2)
+        return matmul_pair_blas(a1, b1, a2, b2, out1, out2)
+    return matmul_forward(a1, b1, out1), matmul_forward(a2, b2, out2)
 
 
 def matmul_backward(grad_c, a, b):

@@ -74,7 +74,7 @@ def log_softmax_backward_numpy(grad_y, y):
 # ---------------------------------------------------------------------------------------------------------
 # Numba kernels: one pass of work per row, rows in parallel
 
-def _mask_rows(mask, x):
+def mask_rows(mask, x):
     """Where each row of x finds its mask, without building the broadcast (..., C) mask.
 
     Returns mask_rows (M, 1 or C), the mask's own rows, and mask_row_of (R,): row r of x adds the row
@@ -97,15 +97,15 @@ def _mask_rows(mask, x):
 # scores on 2 cores (4.0 against 1.6 on one).
 
 @njit(cache=True)
-def _add_mask(x_row, mask_row, z):
-    """z = x_row + mask_row, the mask row having one entry per column or one for the whole row."""
+def _scale_and_add_mask(x_row, scale, mask_row, z):
+    """z = x_row * scale + mask_row, the mask row having one entry per column or one for the whole row."""
     if len(mask_row) == 1:
         drop = mask_row[0]
         for j in range(len(z)):
-            z[j] = x_row[j] + drop
+            z[j] = x_row[j] * scale + drop
     else:
         for j in range(len(z)):
-            z[j] = x_row[j] + mask_row[j]
+            z[j] = x_row[j] * scale + mask_row[j]
 
 
 @njit(cache=True, fastmath=VECTOR_SUMS)
@@ -131,29 +131,48 @@ def _exp_in_place_and_sum(z, shift, single):
     return total
 
 
+# No fastmath in the three row functions below: the mask can be -3.4e38, and the order of additions must stay
+# as written.
+
+@njit(cache=True)
+def _shifted_exps(x_row, scale, mask_row, single, z):
+    """z = exp(x_row * scale + mask_row - m), m the largest of x_row * scale + mask_row; returns m and sum(z)."""
+    _scale_and_add_mask(x_row, scale, mask_row, z)
+    row_max = vector_max(z)
+    return row_max, _exp_in_place_and_sum(z, row_max, single)
+
+
+@njit(cache=True)
+def softmax_row(x_row, scale, mask_row, single, y_row):
+    """y_row = softmax(x_row * scale + mask_row) for one row (C,); scale in x's dtype (1 for plain softmax)."""
+    _, total = _shifted_exps(x_row, scale, mask_row, single, y_row)
+    inverse_total = 1.0 / total
+    for j in range(len(y_row)):
+        y_row[j] = y_row[j] * inverse_total
+
+
+@njit(cache=True)
+def _log_softmax_row(x_row, one, mask_row, single, y_row):
+    row_max, total = _shifted_exps(x_row, one, mask_row, single, y_row)
+    # log softmax(z)_j = (z_j - row_max) - log total: recompute z rather than take the log of the exps.
+    # Subtract row_max first: row_max + log(total) would lose log(total) when row_max is huge.
+    _scale_and_add_mask(x_row, one, mask_row, y_row)
+    log_total = math.log(total)
+    for j in range(len(y_row)):
+        y_row[j] = (y_row[j] - np.float64(row_max)) - log_total
+
+
 @njit(parallel=True, cache=True)
-def _softmax_rows(x, mask_rows, mask_row_of, log, single):
-    # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask.
-    # No fastmath here: the mask can be -3.4e38, and the order of additions must stay as written.
-    rows, cols = x.shape
+def _softmax_rows(x, one, mask_rows, mask_row_of, log, single):
+    # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask. `one`: 1 in x's dtype.
+    # single: x is float32, so the exps are taken in float32 (simd.py's fast_exp_single, twice the lanes).
     y = np.empty_like(x)
-    for r in prange(rows):
+    for r in prange(x.shape[0]):
         mask_row = mask_rows[mask_row_of[r]]
-        y_row = y[r]  # (C,), holds z = x + mask, then exp(z - row_max), then the result
-        _add_mask(x[r], mask_row, y_row)
-        row_max = vector_max(y_row)
-        total = _exp_in_place_and_sum(y_row, row_max, single)
         if log:
-            # log softmax(z)_j = (z_j - row_max) - log total: recompute z rather than take the log of y.
-            # Subtract row_max first: row_max + log(total) would lose log(total) when row_max is huge.
-            _add_mask(x[r], mask_row, y_row)
-            log_total = math.log(total)
-            for j in range(cols):
-                y_row[j] = (y_row[j] - np.float64(row_max)) - log_total
+            _log_softmax_row(x[r], one, mask_row, single, y[r])
         else:
-            scale = 1.0 / total
-            for j in range(cols):
-                y_row[j] = y_row[j] * scale
+            softmax_row(x[r], one, mask_row, single, y[r])
     return y
 
 
@@ -186,7 +205,7 @@ def _log_softmax_backward_rows(grad_y, y):
 
 
 def softmax_forward_numba(x, mask=None):
-    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), False,
+    return launch(_softmax_rows, x.size, as_rows(x), x.dtype.type(1), *mask_rows(mask, x), False,
                   x.dtype == np.float32).reshape(x.shape)
 
 
@@ -195,7 +214,7 @@ def softmax_backward_numba(grad_y, y):
 
 
 def log_softmax_forward_numba(x, mask=None):
-    return launch(_softmax_rows, x.size, as_rows(x), *_mask_rows(mask, x), True,
+    return launch(_softmax_rows, x.size, as_rows(x), x.dtype.type(1), *mask_rows(mask, x), True,
                   x.dtype == np.float32).reshape(x.shape)
 
 
