@@ -5,6 +5,8 @@ its plain-NumPy reference, chosen by `minibert.set_backend`. The kernels work on
 them into the graph.
 """
 
+import math
+
 import numpy as np
 
 from minibert import kernels
@@ -110,12 +112,12 @@ def additive_mask(mask, dtype):
     return mask.astype(dtype, copy=False)
 
 
-def _check_mask(x, mask):
+def _check_mask(shape, mask):
     try:
-        np.broadcast_shapes(np.shape(mask), x.shape)
+        np.broadcast_shapes(np.shape(mask), shape)
     except ValueError:
         raise ShapeError(f"softmax mask of shape {np.shape(mask)} does not broadcast to scores of shape "
-                         f"{x.shape}") from None
+                         f"{shape}") from None
 
 
 class Softmax(Function):
@@ -138,7 +140,7 @@ class LogSoftmax(Function):
 
 def _softmax_op(op, x, axis, mask):
     if mask is not None:
-        _check_mask(x, mask)
+        _check_mask(x.shape, mask)
         mask = additive_mask(mask, x.dtype)
     if axis in (-1, x.ndim - 1):
         return op.apply(x, mask=mask)
@@ -163,6 +165,68 @@ def softmax(x, axis=-1, mask=None):
 def log_softmax(x, axis=-1, mask=None):
     """log(softmax(x)), computed stably as x - logsumexp(x)."""
     return _softmax_op(LogSoftmax, x, axis, mask)
+
+
+class SelfAttention(Function):
+    """softmax(q·kᵀ/√D + mask)·v with dropout on the weights, all heads at once, for q, k and v side by side in
+    one (B, S, 3H) array: what `MultiHeadSelfAttention` computes with eight plain ops, as one.
+
+    The heads are strided views of that array, (B, S, 3, A, D) -> (3, B, A, S, D), which BLAS reads as they
+    are. The context is written by BLAS straight into (B, S, A, D) order, so the heads stand side by side
+    without a copy; the backward writes q's, k's and v's gradients into one (B, S, 3H) array the same way.
+    """
+
+    def forward(self, qkv, num_heads, mask, p, rng, weights_out):
+        batch, seq_len, width = qkv.shape
+        head_size = width // (3 * num_heads)
+        self.heads = qkv.reshape(batch, seq_len, 3, num_heads, head_size).transpose(2, 0, 3, 1, 4)
+        q, k, v = self.heads  # (B, A, S, D) each, views
+        self.scale = 1.0 / math.sqrt(head_size)
+        self.keep = 1.0 - p
+        self.seed = kernels.draw_seed(rng) if p > 0 else np.uint64(0)  # where dropout(probs) draws it
+        scores = kernels.matmul_forward(q, k.swapaxes(-1, -2))  # (B, A, S, S)
+        self.probs, self.dropped = kernels.attention_weights_forward(scores, mask, self.scale, self.seed, self.keep)
+        context = np.empty((batch, seq_len, num_heads, head_size), dtype=qkv.dtype)
+        kernels.matmul_forward(self.dropped, v, out=context.transpose(0, 2, 1, 3))  # (B, A, S, D) view
+        weights_out.append(self.probs)
+        return context.reshape(batch, seq_len, num_heads * head_size)
+
+    def backward(self, grad_output):
+        q, k, v = self.heads
+        batch, num_heads, seq_len, head_size = q.shape
+        grad_context = grad_output.reshape(batch, seq_len, num_heads, head_size).transpose(0, 2, 1, 3)
+        grad_qkv = np.empty((batch, seq_len, 3, num_heads, head_size), dtype=grad_output.dtype)
+        grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views to write into
+        # context = dropped @ v  ->  grad_dropped = grad_context @ vᵀ,  grad_v = droppedᵀ @ grad_context
+        grad_dropped, _ = kernels.matmul_pair(grad_context, v.swapaxes(-1, -2), self.dropped.swapaxes(-1, -2),
+                                              grad_context, out2=grad_v)
+        grad_scores = kernels.attention_weights_backward(grad_dropped, self.probs, self.scale, self.seed, self.keep)
+        # scores = q @ kᵀ  ->  grad_q = grad_scores @ k,  grad_k = grad_scoresᵀ @ q
+        kernels.matmul_pair(grad_scores, k, grad_scores.swapaxes(-1, -2), q, out1=grad_q, out2=grad_k)
+        return grad_qkv.reshape(batch, seq_len, 3 * num_heads * head_size)
+
+
+def self_attention(qkv, num_heads, mask, p, training, rng=None):
+    """Multi-head self-attention from q, k and v side by side, qkv (B, S, 3H) (e.g. one Linear with the three
+    projections' weights stacked), as one op: returns the context (B, S, H), a Tensor, and the attention
+    weights (B, A, S, S) before dropout, an array (for attention maps; no gradient flows through them).
+
+    `mask`: boolean (True = may attend) or additive, broadcastable to (B, A, S, S). Dropout with probability
+    p on the weights while training, as BERT (Google modeling.py `attention_layer`). The same numbers as the
+    plain ops of `MultiHeadSelfAttention.forward` (up to rounding when 1/√D is not a power of two)."""
+    width = qkv.shape[-1]
+    if qkv.ndim != 3 or width % (3 * num_heads):
+        raise ShapeError(f"self_attention: qkv has shape {qkv.shape}; it must be (B, S, 3H) with H a multiple of "
+                         f"num_heads={num_heads}")
+    _check_dropout(p, training, rng)
+    batch, seq_len, _ = qkv.shape
+    if mask is not None:
+        _check_mask((batch, num_heads, seq_len, seq_len), mask)
+        mask = additive_mask(mask, qkv.dtype)
+    weights = []
+    context = SelfAttention.apply(qkv, num_heads=num_heads, mask=mask, p=p if training else 0.0, rng=rng,
+                                  weights_out=weights)
+    return context, weights[0]
 
 
 class LayerNorm(Function):

@@ -12,7 +12,7 @@ from test_kernels import FLOATS, assert_gradient, assert_matches, leading_shapes
 from minibert import Tensor, gradcheck
 from minibert import functional as F
 from minibert.errors import ShapeError
-from minibert.kernels import DtypeError, add_norm, dropout, gelu, layernorm
+from minibert.kernels import DtypeError, add_norm, attention_weights, dropout, gelu, layernorm, softmax
 from minibert.nn import plain_ops
 
 keeps = st.sampled_from([1.0, 0.9, 0.5])
@@ -172,6 +172,85 @@ def test_bias_gelu_refuses_bad_input():
         F.bias_gelu(x, bias, "exact")
     with pytest.raises(ShapeError, match="grad_y"):
         gelu.bias_gelu_backward(np.ones((2, 3)), np.ones((2, 4)))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# attention weights: dropout(softmax(scores * scale + mask)), and the whole attention op
+
+def attention_weights_inputs(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    scores, grad_dropped = (rng.standard_normal(shape).astype(dtype) * 3 for _ in range(2))
+    padded = rng.random(shape[:1] + (1,) * (len(shape) - 2) + shape[-1:]) < 0.3
+    padded[..., 0] = False  # every row keeps a key
+    mask = np.where(padded, np.finfo(dtype).min, 0).astype(dtype)
+    return scores, mask, grad_dropped, np.uint64(rng.integers(0, 2**63))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(shape=leading_shapes, cols=st.integers(1, 40), keep=keeps, scale=st.sampled_from([1.0, 0.125, 0.3]),
+       seed=seeds)
+def test_attention_weights_numba_matches_numpy_and_the_plain_kernels(dtype, shape, cols, keep, scale, seed):
+    """(probs, dropped) and grad_scores: the Numba kernels equal the NumPy references; and the same seed
+    drops the same elements as softmax then dropout_forward, with the same values."""
+    scores, mask, grad_dropped, drop_seed = attention_weights_inputs(shape + (cols,), dtype, seed)
+    expected = attention_weights.attention_weights_forward_numpy(scores, mask, scale, drop_seed, keep)
+    actual = attention_weights.attention_weights_forward_numba(scores, mask, scale, drop_seed, keep)
+    for fused, wanted in zip(actual, expected, strict=True):
+        assert_matches(fused, wanted, dtype, 1.0 / keep)
+    probs = softmax.softmax_forward(scores * dtype(scale), mask)
+    dropped, _ = dropout.dropout_forward(probs, drop_seed, keep)
+    np.testing.assert_array_equal(actual[1] == 0, dropped == 0)  # the same elements dropped
+    assert_matches(actual[0], probs, dtype)
+    assert_matches(actual[1], dropped, dtype, 1.0 / keep)
+    grads = [kernel(grad_dropped, expected[0], scale, drop_seed, keep) for kernel in
+             (attention_weights.attention_weights_backward_numba, attention_weights.attention_weights_backward_numpy)]
+    assert_matches(grads[0], grads[1], dtype, float(np.max(np.abs(grad_dropped))) * cols / keep)
+
+
+@given(shape=leading_shapes, cols=st.integers(1, 9), keep=keeps, seed=seeds)
+def test_attention_weights_backward_is_the_gradient_of_its_forward(backend, shape, cols, keep, seed):
+    """grad_scores equals finite differences of the dropped weights in float64, the seed fixed."""
+    scores, mask, grad_dropped, drop_seed = attention_weights_inputs(shape + (cols,), np.float64, seed)
+    _, dropped = attention_weights.attention_weights_forward(scores, mask, 0.3, drop_seed, keep)
+    probs = attention_weights.attention_weights_forward(scores, mask, 0.3, drop_seed, keep)[0]
+    grad_scores = attention_weights.attention_weights_backward(grad_dropped, probs, 0.3, drop_seed, keep)
+    assert_gradient(grad_scores, lambda v: attention_weights.attention_weights_forward(v, mask, 0.3, drop_seed,
+                                                                                       keep)[1],
+                    scores, grad_dropped, batched=False)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_self_attention_op_equals_the_plain_layer(backend, causal):
+    """MultiHeadSelfAttention in training mode with dropout, fused and plain, from the same Generator state:
+    the same context, weights and gradients for x and every parameter; and F.self_attention passes the
+    finite-difference check."""
+    from minibert.nn import MultiHeadSelfAttention
+
+    x = np.random.default_rng(1).standard_normal((2, 5, 8))
+    keep = np.ones((2, 1, 5, 5), dtype=bool) if causal else np.ones((2, 1, 1, 5), dtype=bool)
+    keep[1, ..., 4] = False
+    if causal:
+        keep &= np.tri(5, dtype=bool)
+    results = []
+    for fused in (True, False):
+        layer = MultiHeadSelfAttention(8, 2, 0.3, np.random.default_rng(0), std=0.5).to(np.float64).train()
+        inputs = Tensor(x, requires_grad=True)
+        with contextlib.nullcontext() if fused else plain_ops():
+            context, probs = layer(inputs, keep)
+            (context * np.arange(context.size).reshape(context.shape)).sum().backward()
+        results.append([context.data, probs.data, inputs.grad] + [p.grad for p in layer.parameters()])
+    for fused, plain in zip(*results, strict=True):
+        np.testing.assert_allclose(fused, plain, rtol=1e-10, atol=1e-12)
+    qkv = Tensor(np.random.default_rng(2).standard_normal((2, 5, 24)), requires_grad=True)
+    assert gradcheck(lambda qkv: F.self_attention(qkv, 2, keep, 0.3, True, np.random.default_rng(3))[0], qkv)
+
+
+def test_self_attention_refuses_bad_input():
+    """qkv that is not (B, S, 3H) for the heads, a mask of the wrong shape: errors that say what to do."""
+    with pytest.raises(ShapeError, match="3H"):
+        F.self_attention(Tensor(np.ones((2, 5, 8))), 2, None, 0.0, False)
+    with pytest.raises(ShapeError, match="mask"):
+        F.self_attention(Tensor(np.ones((2, 5, 12))), 2, np.ones((2, 1, 1, 4), bool), 0.0, False)
 
 
 # ---------------------------------------------------------------------------------------------------------

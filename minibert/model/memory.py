@@ -10,8 +10,8 @@ estimate counts the arrays a step keeps alive at its peak, which is the start of
 - the working arrays of the backward pass, about three of the largest activation.
 
 The counts follow the layers op by op (each `Linear` keeps its output, each dropout its mask and its output,
-...). `tests/test_hardening_memory.py` checks the total against the peak that
-`tracemalloc` measures on real steps.
+...), as the fused ops run them (nn/fusion.py; the plain ops keep a few more arrays per layer).
+`tests/test_hardening_memory.py` checks the total against the peak that `tracemalloc` measures on real steps.
 
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary,
 P masked positions per sequence.
@@ -66,19 +66,15 @@ def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.
     tokens = batch_size * seq_len  # B·S
     scores = batch_size * heads * seq_len * seq_len  # B·A·S·S
     predictions = batch_size * max_predictions  # B·P
-    # A dropout with p > 0 keeps its mask and its output: two arrays (the mask is bool, a quarter of a float32
-    # array, so counting it whole errs on the safe side); with p = 0 it is skipped.
-    hidden_dropout = 2 if config.hidden_dropout_prob > 0 else 0
-    attention_dropout = 2 if config.attention_probs_dropout_prob > 0 else 0
-
-    # (B, S, H): two lookups and the position rows summed (4 arrays), LayerNorm, dropout.
-    embeddings = (5 + hidden_dropout) * tokens * hidden
-    # Per layer, (B, S, H): q (linear, 1/sqrt(D) scale: 2), k and v (linear: 1 each), the context (matmul,
-    # heads side by side again: 2), then each of the two sublayer outputs: dense, dropout, residual sum,
-    # LayerNorm.
-    layer_hidden = (2 + 1 + 1 + 2 + 2 * (1 + hidden_dropout + 2)) * tokens * hidden
-    layer_scores = (2 + attention_dropout) * scores  # scores, softmax probabilities, dropout: (B, A, S, S)
-    layer_inner = 2 * tokens * inner  # the feed-forward's linear and GELU: (B, S, I)
+    # Embeddings, (B, S, H): two lookups and the position rows summed (4 arrays), LayerNorm, and dropout with
+    # p > 0, which keeps its mask and its output (the mask is bool, a quarter of a float32 array, so counting
+    # it whole errs on the safe side).
+    embeddings = (5 + (2 if config.hidden_dropout_prob > 0 else 0)) * tokens * hidden
+    # Per layer, as the fused ops run it (nn/fusion.py, the default), (B, S, H): q, k and v from one Linear (3),
+    # the context (1), then each of the two sublayer ends: the dense output and Add & Norm's sum and result (3).
+    layer_hidden = (3 + 1 + 2 * 3) * tokens * hidden
+    layer_scores = 2 * scores  # the attention weights, and the same after dropout: (B, A, S, S)
+    layer_inner = 3 * tokens * inner  # the feed-forward's linear, GELU and GELU's slope: (B, S, I)
     layer = layer_hidden + layer_scores + layer_inner
     # MLM head at the P gathered positions: the gather, dense, GELU, LayerNorm: (B, P, H); the logits
     # (B, P, V). Pooler and NSP head: a few (B, H) arrays.
