@@ -18,7 +18,7 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import DtypeError, float_array, like, nonempty_last_axis
 from minibert.kernels.backend import choose
-from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single
+from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector_max
 from minibert.kernels.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
@@ -50,9 +50,7 @@ def _cross_entropy_rows(logits, targets, single):
     nll = np.empty(rows, dtype=logits.dtype)
     logsumexp = np.empty(rows, dtype=logits.dtype)
     for r in prange(rows):
-        row_max = -np.inf
-        for j in range(classes):
-            row_max = max(row_max, logits[r, j])
+        row_max = np.float64(vector_max(logits[r]))
         total = 0.0
         if single:
             shift = np.float32(row_max)
