@@ -116,7 +116,7 @@ def _parts_of_product(a, b, c, count):
 
         def part(block):
             return a, b[:, block], c[:, block]
-    bounds = np.linspace(0, length, count + 1).astype(int)
+    bounds = [length * i // count for i in range(count + 1)]  # 0.2 us; np.linspace takes 3.6 us
     tasks = []
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         a_part, b_part, c_part = part(slice(start, stop))
