@@ -49,11 +49,22 @@ class GetItem(Function):
             raise ShapeError(f"index out of range for a tensor of shape {a.shape}: {error}") from None
 
     def backward(self, grad_output):
-        # out = a[index]  ->  each picked element receives its gradient; an element picked twice gets the
-        # sum, which is why np.add.at is used rather than plain assignment
+        # out = a[index]  ->  each picked element receives its gradient. An integer array may pick an element
+        # twice, which must then get the sum: np.add.at does that. Slices and integers pick each element at
+        # most once, so plain assignment does the same, much faster: np.add.at goes element by element (for
+        # the position embeddings' (128, 256) slice, 0.22 ms against 2 us).
         grad = np.zeros(self.a_shape, dtype=self.a_dtype)
-        np.add.at(grad, self.index, grad_output)
+        if _picks_each_element_once(self.index):
+            grad[self.index] = grad_output
+        else:
+            np.add.at(grad, self.index, grad_output)
         return grad
+
+
+def _picks_each_element_once(index):
+    """Whether `index` is basic indexing: integers, slices, None and ..., alone or in a tuple."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(part, (int, np.integer, slice)) or part is None or part is Ellipsis for part in parts)
 
 
 class Concat(Function):
