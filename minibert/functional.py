@@ -169,7 +169,7 @@ def log_softmax(x, axis=-1, mask=None):
 
 class SelfAttention(Function):
     """softmax(q·kᵀ/√D + mask)·v with dropout on the weights, all heads at once, for q, k and v side by side in
-    one (B, S, 3H) array: what `MultiHeadSelfAttention` computes with eight plain ops, as one.
+    one (B, S, 3H) array: what `MultiHeadSelfAttention.forward` computes with its plain ops, as one.
 
     The heads are strided views of that array, (B, S, 3, A, D) -> (3, B, A, S, D), which BLAS reads as they
     are. The context is written by BLAS straight into (B, S, A, D) order, so the heads stand side by side

@@ -219,18 +219,19 @@ def test_attention_weights_backward_is_the_gradient_of_its_forward(backend, shap
                     scores, grad_dropped, batched=False)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_self_attention_op_equals_the_plain_layer(backend, causal):
+@pytest.mark.parametrize("mask_kind", ["none", "padding", "causal"])
+def test_self_attention_op_equals_the_plain_layer(backend, mask_kind):
     """MultiHeadSelfAttention in training mode with dropout, fused and plain, from the same Generator state:
     the same context, weights and gradients for x and every parameter; and F.self_attention passes the
     finite-difference check."""
     from minibert.nn import MultiHeadSelfAttention
 
     x = np.random.default_rng(1).standard_normal((2, 5, 8))
-    keep = np.ones((2, 1, 5, 5), dtype=bool) if causal else np.ones((2, 1, 1, 5), dtype=bool)
+    keep = np.ones((2, 1, 5, 5), dtype=bool) if mask_kind == "causal" else np.ones((2, 1, 1, 5), dtype=bool)
     keep[1, ..., 4] = False
-    if causal:
+    if mask_kind == "causal":
         keep &= np.tri(5, dtype=bool)
+    keep = None if mask_kind == "none" else keep
     results = []
     for fused in (True, False):
         layer = MultiHeadSelfAttention(8, 2, 0.3, np.random.default_rng(0), std=0.5).to(np.float64).train()
