@@ -190,13 +190,15 @@ def attention_weights_inputs(shape, dtype, seed):
 @given(shape=leading_shapes, cols=st.integers(1, 40), keep=keeps, scale=st.sampled_from([1.0, 0.125, 0.3]),
        seed=seeds)
 def test_attention_weights_numba_matches_numpy_and_the_plain_kernels(dtype, shape, cols, keep, scale, seed):
-    """(probs, dropped) and grad_scores: the Numba kernels equal the NumPy references; and the same seed
-    drops the same elements as softmax then dropout_forward, with the same values."""
+    """(probs, dropped) and grad_scores: the Numba kernels equal the NumPy references (with keep = 1 the
+    dropped weights are the weights, not a copy); and the same seed drops the same elements as softmax then
+    dropout_forward, with the same values."""
     scores, mask, grad_dropped, drop_seed = attention_weights_inputs(shape + (cols,), dtype, seed)
     expected = attention_weights.attention_weights_forward_numpy(scores, mask, scale, drop_seed, keep)
     actual = attention_weights.attention_weights_forward_numba(scores, mask, scale, drop_seed, keep)
     for fused, wanted in zip(actual, expected, strict=True):
         assert_matches(fused, wanted, dtype, 1.0 / keep)
+    assert (actual[1] is actual[0]) == (keep == 1.0)  # nothing dropped: no copy of the weights
     probs = softmax.softmax_forward(scores * dtype(scale), mask)
     dropped, _ = dropout.dropout_forward(probs, drop_seed, keep)
     np.testing.assert_array_equal(actual[1] == 0, dropped == 0)  # the same elements dropped

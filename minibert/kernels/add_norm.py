@@ -40,6 +40,7 @@ from minibert.kernels.dropout import (
 from minibert.kernels.layernorm import (
     GRAD_CHUNKS,
     check_per_feature,
+    check_row_statistics,
     layer_norm_backward_numpy,
     layer_norm_forward_numpy,
     normalise_row,
@@ -152,7 +153,5 @@ def add_norm_backward(grad_y, s, weight, mean, rstd, seed, keep):
     same_shape(grad_y, "grad_y", s, "s", op)
     nonempty_last_axis(s, "s", op)
     weight = check_per_feature(weight, "weight", s, op)
-    mean, rstd = like(mean, s, "mean", op), like(rstd, s, "rstd", op)
-    for name, saved in (("mean", mean), ("rstd", rstd)):
-        same_shape(saved, name, s[..., 0], "s without its last axis", op)
+    mean, rstd = check_row_statistics(mean, rstd, s, op)
     return choose(add_norm_backward_numpy, add_norm_backward_numba)(grad_y, s, weight, mean, rstd, seed, keep)

@@ -65,16 +65,17 @@ def attention_weights_backward_numpy(grad_dropped, probs, scale, seed, keep):
 @njit(parallel=True, cache=True)
 def _attention_weights_rows(scores, scale, mask_rows, mask_row_of, seed, threshold, inverse, single):
     # scores (R, C) -> probs, dropped (R, C)
+    # With keep = 1 nothing is dropped, and `dropped` is `probs` itself rather than a copy.
     rows, cols = scores.shape
-    probs = np.empty_like(scores)
-    dropped = np.empty_like(scores)
-    zero = inverse * 0
     dropping = threshold < KEEP_ALL
+    probs = np.empty_like(scores)
+    dropped = np.empty_like(scores) if dropping else probs
+    zero = inverse * 0
     for r in prange(rows):
         softmax_row(scores[r], scale, mask_rows[mask_row_of[r]], single, probs[r])
-        for j in range(cols):
-            kept = not dropping or is_kept(seed, r * cols + j, threshold)
-            dropped[r, j] = probs[r, j] * (inverse if kept else zero)
+        if dropping:
+            for j in range(cols):
+                dropped[r, j] = probs[r, j] * (inverse if is_kept(seed, r * cols + j, threshold) else zero)
     return probs, dropped
 
 

@@ -156,6 +156,15 @@ def check_per_feature(v, name, x, op):
     return v
 
 
+def check_row_statistics(mean, rstd, x, op):
+    """The forward's saved mean and rstd, one per row of x, in x's dtype; any other shape is refused."""
+    mean, rstd = like(mean, x, "mean", op), like(rstd, x, "rstd", op)
+    for name, saved in (("mean", mean), ("rstd", rstd)):
+        if saved.shape != x.shape[:-1]:
+            raise ShapeError(f"{op}: {name} has shape {saved.shape}; the forward returned {x.shape[:-1]}")
+    return mean, rstd
+
+
 def layer_norm_forward(x, weight, bias, eps):
     """y = (x - mean) / sqrt(var + eps) * weight + bias over the last axis; returns (y, mean, rstd)."""
     op = "layer_norm_forward"
@@ -174,9 +183,6 @@ def layer_norm_backward(grad_y, x, weight, mean, rstd):
     same_shape(grad_y, "grad_y", x, "x", op)
     nonempty_last_axis(x, "x", op)
     weight = check_per_feature(weight, "weight", x, op)
-    mean, rstd = like(mean, x, "mean", op), like(rstd, x, "rstd", op)
-    for name, saved in (("mean", mean), ("rstd", rstd)):
-        if saved.shape != x.shape[:-1]:
-            raise ShapeError(f"{op}: {name} has shape {saved.shape}; the forward returned {x.shape[:-1]}")
+    mean, rstd = check_row_statistics(mean, rstd, x, op)
     return choose(layer_norm_backward_numpy, layer_norm_backward_numba)(
         grad_y, x, weight, mean, rstd)
