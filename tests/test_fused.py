@@ -198,7 +198,7 @@ def test_attention_weights_numba_matches_numpy_and_the_plain_kernels(dtype, shap
     actual = attention_weights.attention_weights_forward_numba(scores, mask, scale, drop_seed, keep)
     for fused, wanted in zip(actual, expected, strict=True):
         assert_matches(fused, wanted, dtype, 1.0 / keep)
-    assert (actual[1] is actual[0]) == (keep == 1.0)  # nothing dropped: no copy of the weights
+    assert np.shares_memory(actual[1], actual[0]) == (keep == 1.0)  # nothing dropped: no copy of the weights
     probs = softmax.softmax_forward(scores * dtype(scale), mask)
     dropped, _ = dropout.dropout_forward(probs, drop_seed, keep)
     np.testing.assert_array_equal(actual[1] == 0, dropped == 0)  # the same elements dropped
