@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_kernels import FLOATS, assert_gradient, assert_matches, leading_shapes, seeds
+from test_threads import loss_and_gradients_of_a_step
 
 from minibert import Tensor, gradcheck
 from minibert import functional as F
@@ -262,21 +263,12 @@ def test_self_attention_refuses_bad_input():
 def test_a_model_gives_the_same_loss_and_gradients_fused_and_plain():
     """A pretraining step of a small BERT in float64 with BERT's dropout: the fused ops and the plain ones
     draw the same dropout masks from the model's Generator and give the same loss and gradients."""
-    from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+    from minibert.model import BertConfig, BertForPreTraining
 
-    config = BertConfig.preset("tiny", vocab_size=64)
-    rng = np.random.default_rng(0)
-    ids = rng.integers(5, 64, size=(3, 12))
-    mask, segments = np.ones_like(ids), np.zeros_like(ids)
-    positions, targets = rng.integers(1, 12, size=(3, 2)), rng.integers(5, 64, size=(3, 2))
-    labels = rng.integers(0, 2, size=3)
     results = []
     for fused in (True, False):
-        model = BertForPreTraining(config, seed=0).to(np.float64).train()
+        model = BertForPreTraining(BertConfig.preset("tiny", vocab_size=64), seed=0).to(np.float64).train()
         with contextlib.nullcontext() if fused else plain_ops():
-            output = model(ids, segments, mask, masked_positions=positions)
-            loss, _, _ = pretraining_loss(output, targets, np.ones((3, 2)), labels)
-            loss.backward()
-        results.append([loss.data] + [parameter.grad for parameter in model.parameters()])
+            results.append(loss_and_gradients_of_a_step(model, batch_size=3, seq_len=12, predictions=2))
     for fused, plain in zip(*results, strict=True):
         np.testing.assert_allclose(fused, plain, rtol=1e-9, atol=1e-12)

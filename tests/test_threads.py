@@ -74,24 +74,32 @@ def test_a_training_step_gives_the_same_bits_on_one_kernel_thread_or_all(monkeyp
     """What makes a run reproducible whichever way the cores were shared: a step of mini-sized arrays
     (large enough for the parallel kernels) gives the same loss and gradients, bit for bit, with the kernels
     on one thread or on every thread."""
-    from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+    from minibert.model import BertConfig, BertForPreTraining
 
-    config = BertConfig.preset("tiny", vocab_size=512)
-    rng = np.random.default_rng(0)
-    ids = rng.integers(5, 512, size=(16, 64))
-    mask, segments = np.ones_like(ids), np.zeros_like(ids)
-    positions, targets = rng.integers(1, 64, size=(16, 8)), rng.integers(5, 512, size=(16, 8))
-    labels = rng.integers(0, 2, size=16)
     results = []
     for spins in (False, True):
         monkeypatch.setattr(threads, "_idle_threads_sleep", lambda spins=spins: not spins)
-        model = BertForPreTraining(config, seed=0).train()
+        model = BertForPreTraining(BertConfig.preset("tiny", vocab_size=512), seed=0).train()
         with training_threads():
-            output = model(ids, segments, mask, masked_positions=positions)
-            loss, _, _ = pretraining_loss(output, targets, np.ones((16, 8), np.float32), labels)
-            loss.backward()
-        results.append([loss.data] + [parameter.grad for parameter in model.parameters()])
+            results.append(loss_and_gradients_of_a_step(model, batch_size=16, seq_len=64, predictions=8))
     assert all(np.array_equal(one, other) for one, other in zip(*results, strict=True))
+
+
+def loss_and_gradients_of_a_step(model, batch_size, seq_len, predictions):
+    """[loss, then every parameter's gradient] of one pretraining step of `model` on a random batch (the same
+    batch for the same sizes)."""
+    from minibert.model import pretraining_loss
+
+    vocab = model.config.vocab_size
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, vocab, size=(batch_size, seq_len))
+    positions = rng.integers(1, seq_len, size=(batch_size, predictions))
+    targets = rng.integers(5, vocab, size=(batch_size, predictions))
+    labels = rng.integers(0, 2, size=batch_size)
+    output = model(ids, np.zeros_like(ids), np.ones_like(ids), masked_positions=positions)
+    loss, _, _ = pretraining_loss(output, targets, np.ones((batch_size, predictions)), labels)
+    loss.backward()
+    return [loss.data] + [parameter.grad for parameter in model.parameters()]
 
 
 def test_training_threads_shares_the_cores_and_puts_everything_back(quiet_layer):
