@@ -39,8 +39,8 @@ from minibert.kernels.dropout import (
 )
 from minibert.kernels.layernorm import (
     GRAD_CHUNKS,
+    check_backward_inputs,
     check_per_feature,
-    check_row_statistics,
     layer_norm_backward_numpy,
     layer_norm_forward_numpy,
     normalise_row,
@@ -148,10 +148,5 @@ def add_norm_backward(grad_y, s, weight, mean, rstd, seed, keep):
     op = "add_norm_backward"
     check_keep(keep, op)
     check_seed(seed, op)
-    s = float_array(s, "s", op)
-    grad_y = like(grad_y, s, "grad_y", op)
-    same_shape(grad_y, "grad_y", s, "s", op)
-    nonempty_last_axis(s, "s", op)
-    weight = check_per_feature(weight, "weight", s, op)
-    mean, rstd = check_row_statistics(mean, rstd, s, op)
+    grad_y, s, weight, mean, rstd = check_backward_inputs(grad_y, s, weight, mean, rstd, op, x_name="s")
     return choose(add_norm_backward_numpy, add_norm_backward_numba)(grad_y, s, weight, mean, rstd, seed, keep)

@@ -156,13 +156,19 @@ def check_per_feature(v, name, x, op):
     return v
 
 
-def check_row_statistics(mean, rstd, x, op):
-    """The forward's saved mean and rstd, one per row of x, in x's dtype; any other shape is refused."""
+def check_backward_inputs(grad_y, x, weight, mean, rstd, op, x_name="x"):
+    """A LayerNorm backward's inputs, checked and in x's dtype: grad_y of x's shape, weight (H,), and the
+    forward's saved mean and rstd, one per row of x. `x_name`: what the caller calls x in its messages."""
+    x = float_array(x, x_name, op)
+    grad_y = like(grad_y, x, "grad_y", op)
+    same_shape(grad_y, "grad_y", x, x_name, op)
+    nonempty_last_axis(x, x_name, op)
+    weight = check_per_feature(weight, "weight", x, op)
     mean, rstd = like(mean, x, "mean", op), like(rstd, x, "rstd", op)
     for name, saved in (("mean", mean), ("rstd", rstd)):
         if saved.shape != x.shape[:-1]:
             raise ShapeError(f"{op}: {name} has shape {saved.shape}; the forward returned {x.shape[:-1]}")
-    return mean, rstd
+    return grad_y, x, weight, mean, rstd
 
 
 def layer_norm_forward(x, weight, bias, eps):
@@ -177,12 +183,6 @@ def layer_norm_forward(x, weight, bias, eps):
 
 def layer_norm_backward(grad_y, x, weight, mean, rstd):
     """(grad_x, grad_weight, grad_bias) from the forward's input x, weight, and its saved mean and rstd."""
-    op = "layer_norm_backward"
-    x = float_array(x, "x", op)
-    grad_y = like(grad_y, x, "grad_y", op)
-    same_shape(grad_y, "grad_y", x, "x", op)
-    nonempty_last_axis(x, "x", op)
-    weight = check_per_feature(weight, "weight", x, op)
-    mean, rstd = check_row_statistics(mean, rstd, x, op)
+    grad_y, x, weight, mean, rstd = check_backward_inputs(grad_y, x, weight, mean, rstd, "layer_norm_backward")
     return choose(layer_norm_backward_numpy, layer_norm_backward_numba)(
         grad_y, x, weight, mean, rstd)
