@@ -15,6 +15,7 @@ split. The run folder keeps the log and the curves (loss.svg, accuracy.svg).
 """
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +30,11 @@ from minibert.train.pretrain import pretrain  # noqa: E402
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0, help="wall-clock minutes (30)")
+    parser.add_argument("--steps", type=int, default=None, help="optimizer steps instead of minutes")
+    parser.add_argument("--eval-every-steps", type=int, default=None, help="with --steps (default steps/6)")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="any other RunConfig field, e.g. --set adam_beta2=0.98 (repeatable)")
     parser.add_argument("--every", type=float, default=10.0, help="minutes between evaluations (10)")
     parser.add_argument("--quick", action="store_true", help="1 minute, evaluations every 0.5 minutes")
     parser.add_argument("--lr", type=float, default=None)
@@ -43,13 +49,20 @@ def main():
     parser.add_argument("--out", default=None, help="run folder (default: a temp dir)")
     args = parser.parse_args()
     minutes, every = (1.0, 0.5) if args.quick else (args.minutes, args.every)
-    changes = {name: getattr(args, name) for name in ("lr", "warmup", "max_seq_length", "batch_size",
+    changes = {name: getattr(args, name) for name in ("seed", "lr", "warmup", "max_seq_length", "batch_size",
                                                        "max_predictions_per_seq", "vocab_size", "short_seq_length",
                                                        "short_share")
                if getattr(args, name) is not None}
+    for setting in args.set:
+        name, _, value = setting.partition("=")
+        changes[name] = json.loads(value)
     # eval_every: step-based evaluations off; the timed ones (eval_every_minutes) read the whole split.
-    config = run_preset("mini", corpus="pydocs", minutes=minutes, steps=None, eval_every=10**9,
-                        eval_batches=None, eval_every_minutes=every, **changes)
+    if args.steps:
+        config = run_preset("mini", corpus="pydocs", minutes=None, steps=args.steps, eval_batches=None,
+                            eval_every=args.eval_every_steps or max(1, args.steps // 6), **changes)
+    else:
+        config = run_preset("mini", corpus="pydocs", minutes=minutes, steps=None, eval_every=10**9,
+                            eval_batches=None, eval_every_minutes=every, **changes)
     out = Path(args.out or tempfile.mkdtemp(prefix="minibert-curve-"))
     print(f"mini on pydocs for {minutes:g} minutes: lr {config.lr:g}, warmup {config.warmup:g}, "
           f"seq {config.max_seq_length}, batch {config.batch_size}"

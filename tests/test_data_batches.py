@@ -10,7 +10,7 @@ from minibert.data.features import BATCH_FIELDS, UNMASKED_FIELDS, field_specs, m
 from minibert.data.masking import MaskingConfig
 from minibert.data.shards import ShardWriter, write_manifest
 from minibert.data.special_tokens import SpecialTokens
-from minibert.errors import DataError
+from minibert.errors import ConfigError, DataError
 
 PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
 SPECIAL = SpecialTokens(vocab_size=5000, cls_id=CLS, sep_id=SEP, pad_id=PAD, mask_id=MASK,
@@ -115,6 +115,23 @@ def test_dynamic_masking_draws_a_new_mask_each_epoch(tmp_path):
         batch = next(iter(static.epoch(number)))
         for name in BATCH_FIELDS:
             np.testing.assert_array_equal(batch[name], stored[name])
+
+
+def test_dynamic_rows_can_be_masked_at_another_rate(tmp_path):
+    """A run may mask its training rows at its own rate (masked_lm_prob) and width; the held-out rows keep the
+    rate they were built with. Statically masked rows cannot be masked again: refused, not ignored."""
+    write_shards(tmp_path / "dynamic", unmasked_rows(40), 40, "dynamic")
+    built = PretrainingBatches(tmp_path / "dynamic", 40, shuffle=False)
+    heavier = PretrainingBatches(tmp_path / "dynamic", 40, shuffle=False, masking=MaskingConfig(0.5, 8))
+    lengths = next(iter(built.epoch(0)))["input_mask"].sum(axis=1)
+    for batches, config in ((built, MaskingConfig(0.15, PREDICTIONS)), (heavier, MaskingConfig(0.5, 8))):
+        batch = next(iter(batches.epoch(0)))
+        assert batch["masked_lm_positions"].shape == (40, config.max_predictions_per_seq)
+        wanted = [config.num_to_predict(length) for length in lengths]  # Google counts [CLS] and [SEP] too
+        np.testing.assert_array_equal(batch["masked_lm_weights"].sum(axis=1), wanted)
+    write_shards(tmp_path / "static", unmasked_rows(10), 10, "static")
+    with pytest.raises(ConfigError, match="statically masked"):
+        PretrainingBatches(tmp_path / "static", 10, masking=MaskingConfig(0.5, 8))
 
 
 def test_forever_crosses_epoch_boundaries(tmp_path):

@@ -27,9 +27,11 @@ class PretrainingBatches:
     """Iterate over the `split` ("train" or "eval") of the shards in `directory`, `batch_size` rows at a time.
 
     drop_last: leave out the last, smaller batch of each epoch (the training loop may want equal batches).
+    masking: a `MaskingConfig` to mask dynamic shards with instead of the one they were built with.
     """
 
-    def __init__(self, directory, batch_size, split="train", seed=12345, shuffle=True, drop_last=False):
+    def __init__(self, directory, batch_size, split="train", seed=12345, shuffle=True, drop_last=False,
+                 masking=None):
         if batch_size < 1:
             raise ConfigError(f"batch_size={batch_size} must be at least 1")
         self.directory, self.batch_size, self.split = Path(directory), batch_size, split
@@ -44,7 +46,14 @@ class PretrainingBatches:
         self.fields = manifest_fields(self.manifest)
         self.dynamic = self.manifest["options"]["masking"] == "dynamic"
         self.special_tokens = SpecialTokens.from_dict(self.manifest["special_tokens"])
-        self.masking = MaskingConfig(**self.manifest["options"]["masking_config"])
+        built_with = MaskingConfig(**self.manifest["options"]["masking_config"])
+        if masking is not None and masking != built_with and not self.dynamic:
+            raise ConfigError(f"{directory} holds statically masked rows; they cannot be masked again with "
+                              f"{masking}: build the data with masking='dynamic'")
+        if masking is not None:  # the shards' own setting decides whole-word masking
+            masking = MaskingConfig(masking.masked_lm_prob, masking.max_predictions_per_seq,
+                                    masking.mask_token_prob, masking.random_token_prob, built_with.whole_word)
+        self.masking = masking or built_with
 
     def __len__(self):
         """Batches per epoch."""

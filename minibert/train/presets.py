@@ -52,6 +52,7 @@ class RunConfig:
     vocab_size: int = 8192  # of a newly trained vocabulary; the model takes the vocab file's real size
     max_seq_length: int = 128  # S, tokens per sequence
     max_predictions_per_seq: int = 20  # P, masked positions per sequence at most
+    masked_lm_prob: float = 0.15  # share of each training sequence to mask (BERT: 0.15; held-out: always 0.15)
     use_nsp: bool = True  # add next-sentence prediction to the loss (RoBERTa drops it)
     # Sequence-length schedule: the first `short_share` of the steps train on sequences of
     # `short_seq_length` tokens, with as many more per batch so a step holds the same tokens; the rest
@@ -66,6 +67,7 @@ class RunConfig:
     optimizer: str = "adamw"  # "adamw", "adam" or "bert_adam" (Google's, no bias correction)
     lr: float = 1e-3  # peak learning rate
     weight_decay: float = 0.01  # BERT's, not applied to LayerNorm and bias parameters
+    adam_beta2: float = 0.999  # decay of Adam's second moment (BERT: 0.999; RoBERTa: 0.98)
     warmup: float = 0.1  # share of the steps spent warming the learning rate up from 0
     schedule: str = "linear"  # see SCHEDULES
     max_grad_norm: float = 1.0  # global-norm clipping (BERT: 1.0)
@@ -133,6 +135,10 @@ class RunConfig:
                               "'causal' (GPT)")
         if not (_is_number(self.lr) and 0 < self.lr < 1):
             raise ConfigError(f"lr={self.lr!r} must be a number in (0, 1), e.g. 1e-3")
+        if not (_is_number(self.masked_lm_prob) and 0 < self.masked_lm_prob < 1):
+            raise ConfigError(f"masked_lm_prob={self.masked_lm_prob!r} must be a number in (0, 1) (BERT: 0.15)")
+        if not (_is_number(self.adam_beta2) and 0 < self.adam_beta2 < 1):
+            raise ConfigError(f"adam_beta2={self.adam_beta2!r} must be a number in (0, 1) (BERT: 0.999)")
         if not (_is_number(self.weight_decay) and self.weight_decay >= 0):
             raise ConfigError(f"weight_decay={self.weight_decay!r} must be a number >= 0 (BERT: 0.01)")
         if not (_is_number(self.warmup) and 0 <= self.warmup < 1):

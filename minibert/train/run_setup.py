@@ -13,7 +13,10 @@ import time
 from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 from minibert.data import PretrainingBatches, build_pretraining_data
+from minibert.data.masking import MaskingConfig
 from minibert.data.shards import read_manifest
 from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
@@ -45,7 +48,11 @@ def prepare_data(config, data_dir=None, log=print):
 
 def open_batches(shard_dir, config):
     """(training batches, held-out batches or None). Refuses a batch size the training split cannot fill."""
-    train = PretrainingBatches(shard_dir, config.batch_size, "train", seed=config.seed, drop_last=True)
+    # The training rows are masked at the run's rate; the held-out rows at BERT's 15%, as the shards were built,
+    # so that runs with different rates are measured on the same task.
+    masking = MaskingConfig(config.masked_lm_prob, config.max_predictions_per_seq)
+    train = PretrainingBatches(shard_dir, config.batch_size, "train", seed=config.seed, drop_last=True,
+                               masking=masking)
     if len(train) == 0:
         raise DataError(f"the training split of {shard_dir} has {train.rows} sequences, fewer than "
                         f"batch_size={config.batch_size}; use a smaller --batch-size or a larger corpus")
@@ -69,7 +76,8 @@ def build_model(config, vocab_size):
 def build_optimizer(model, config):
     """The run's update rule with BERT's weight-decay groups (no decay on LayerNorm and bias)."""
     groups = bert_param_groups(model.named_parameters(), config.weight_decay)
-    return RULES[config.optimizer](groups, lr=config.lr, betas=BERT_DEFAULTS["betas"],
+    betas = (BERT_DEFAULTS["betas"][0], config.adam_beta2)
+    return RULES[config.optimizer](groups, lr=config.lr, betas=betas,
                                    eps=BERT_DEFAULTS["eps"], weight_decay=config.weight_decay)
 
 
@@ -82,8 +90,9 @@ def build_scheduler(optimizer, config, total_steps):
                                           warmup_steps=warmup_steps))
 
 
-def measure_pass_seconds(model, batch, use_nsp, passes=3):
-    """Seconds for one forward and backward pass, the fastest after the first (which compiles kernels).
+def measure_pass_seconds(model, batch, use_nsp, passes=4):
+    """Seconds for one forward and backward pass: the median of the passes after the first, which compiles
+    the kernels (the median, not the fastest, since the run's steps are what the plan must fit).
 
     The passes draw dropout masks, so the random state is put back: measuring must not change the run.
     """
@@ -98,7 +107,7 @@ def measure_pass_seconds(model, batch, use_nsp, passes=3):
         times.append(time.perf_counter() - started)
     model.zero_grad()
     model.rng.bit_generator.state = rng_state
-    return min(times[1:])
+    return float(np.median(times[1:]))
 
 
 def plan_steps(pass_seconds, config, seconds_left):
