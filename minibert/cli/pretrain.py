@@ -94,7 +94,7 @@ def run(args):
             given["steps"] = None
         config = run_preset(preset, **given)
         result = pretrain(config, out_dir, data_dir=args.data_dir, show_examples=args.show_examples,
-                          progress=progress, log=log)
+                          progress=progress, log=log, started=start)
     if result.evaluation is not None:
         print(f"step {result.step}/{result.total_steps}: {result.evaluation.summary()}")
     print(f"run folder: {result.out_dir}")

@@ -155,9 +155,12 @@ class Pretraining:
     """One run in `out_dir`: builds (or restores) everything in `__init__`, trains in `run()`."""
 
     def __init__(self, config, out_dir, resume=False, overrides=None, data_dir=None, progress=None,
-                 log=print):
+                 log=print, started=None):
         """config: a `RunConfig`. To resume, config may be None: the checkpoint's settings are used, with
-        `overrides` ({field: value}) applied; settings that decide the run's numbers cannot change."""
+        `overrides` ({field: value}) applied; settings that decide the run's numbers cannot change.
+        started: `time.perf_counter()` when the command started (default: now). A new run's `minutes`
+        count from then, so building the data and compiling the kernels come out of the same budget."""
+        self.started = time.perf_counter() if started is None else started
         self.out_dir = Path(out_dir)
         self.log = log
         self.progress = progress or ProgressLine()
@@ -214,7 +217,8 @@ class Pretraining:
         return load_checkpoint(self.checkpoint_path) if resume else None
 
     def _planned_steps(self, config):
-        """Steps that fit in `minutes`, from the measured speed of a pass on the first batch."""
+        """Steps that fit in what is left of `minutes`, from the measured speed of warm passes."""
+        reuse_freed_memory()
         with training_threads(config.threads):
             seconds = run_setup.measure_pass_seconds(self.model, next(self.train_batches.epoch(0)),
                                                      config.use_nsp)
@@ -222,10 +226,19 @@ class Pretraining:
                 short_seconds = run_setup.measure_pass_seconds(self.model, next(self.short_batches.epoch(0)),
                                                                config.use_nsp)
                 seconds = config.short_share * short_seconds + (1 - config.short_share) * seconds
-        steps = run_setup.plan_steps(seconds, config, config.minutes * 60)
-        self.log(f"a forward and backward pass takes {seconds:.2f} s here, so {config.minutes:g} minutes "
-                 f"fit about {steps} steps (repeat this run exactly with --steps {steps})")
+        self.pass_seconds = seconds
+        spent = time.perf_counter() - self.started
+        left = config.minutes * 60 - spent - self._finish_seconds()
+        steps = run_setup.plan_steps(seconds, config, left)
+        self.log(f"a forward and backward pass takes {seconds:.2f} s here; {format_duration(spent)} went to "
+                 f"setting up, so the rest of the {config.minutes:g} minutes fits about {steps} steps (repeat "
+                 f"this run exactly with --steps {steps})")
         return steps
+
+    def _finish_seconds(self):
+        """Time kept for the end of a run: the last evaluation (eval batches at about a third of a pass each),
+        the checkpoint, the curves and the examples."""
+        return 5.0 + (self.config.eval_batches or 20) * getattr(self, "pass_seconds", 0.0) / 3
 
     # ----- the loop -----
     def run(self, stop_after_steps=None, show_examples=True):
@@ -246,7 +259,9 @@ class Pretraining:
         recent = collections.deque(maxlen=max(config.log_every, 20))
         window = []
         session_start, elapsed_before = time.perf_counter(), position.elapsed_seconds
-        time_limit = None if config.minutes is None else config.minutes * 60
+        if position.step == 0:  # a new run's clock started with the command, set-up included
+            elapsed_before = session_start - self.started
+        time_limit = None if config.minutes is None else config.minutes * 60 - self._finish_seconds()
         stopped = "finished"
         with StopRequest(self.progress.message) as stop:
             while position.step < position.total_steps:
@@ -386,8 +401,8 @@ class Pretraining:
 
 
 def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_after_steps=None,
-             show_examples=True, progress=None, log=print):
+             show_examples=True, progress=None, log=print, started=None):
     """Pretrain BERT as `config` says, in the run folder `out_dir`; see `Pretraining`."""
     run = Pretraining(config, out_dir, resume=resume, overrides=overrides, data_dir=data_dir,
-                      progress=progress, log=log)
+                      progress=progress, log=log, started=started)
     return run.run(stop_after_steps=stop_after_steps, show_examples=show_examples)
