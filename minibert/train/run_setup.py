@@ -21,6 +21,7 @@ from minibert.data.shards import read_manifest
 from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
 from minibert.model.memory import check_step_memory
+from minibert.model.position_init import sinusoidal_positions
 from minibert.optim import LRScheduler, bert_param_groups, constant, linear_warmup_linear_decay
 from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
@@ -70,7 +71,11 @@ def build_model(config, vocab_size):
                                      attention_probs_dropout_prob=config.dropout, attention=config.attention)
     # Before the first step: a batch far too large for this machine fails now, with the sizes to lower.
     check_step_memory(model_config, config.batch_size, config.max_seq_length, config.max_predictions_per_seq)
-    return BertForPreTraining(model_config, seed=config.seed)
+    model = BertForPreTraining(model_config, seed=config.seed)
+    if config.position_init == "sinusoidal":
+        positions = model.bert.embeddings.position_embeddings.weight
+        positions.data[...] = sinusoidal_positions(*positions.shape, model_config.initializer_range)
+    return model
 
 
 def build_optimizer(model, config):
