@@ -43,8 +43,14 @@ def main():
     parser.add_argument("--corpus", default=None,
                         help="the corpus file the model was pretrained on, whose sentences are kept out of the "
                              "task (default: data/pydocs/corpus.txt, built if missing)")
+    parser.add_argument("--lr", type=float, default=None, help="fine-tuning learning rate (default: the command's)")
+    parser.add_argument("--epochs", type=int, default=3, help="fine-tuning epochs (default: the command's 3)")
+    parser.add_argument("--starts", default="pretrained,random",
+                        help="which starts to fine-tune from (default both: pretrained,random)")
     parser.add_argument("--task-dir", default=None, help="where train.tsv and dev.tsv go (default: a temp dir)")
     args = parser.parse_args()
+    if not set(args.starts.split(",")) <= {"pretrained", "random"}:
+        parser.error(f"--starts {args.starts!r}: give pretrained, random or both, comma-separated")
     corpus = args.corpus or resolve_corpus("pydocs", Path("data", "pydocs"), log=lambda _: None)
     task_dir = Path(args.task_dir or tempfile.mkdtemp(prefix="minibert-topics-"))
     train, dev = build_package_topics(task_dir, args.train_per_label, args.dev_per_label, seed=0,
@@ -52,18 +58,20 @@ def main():
     print(f"{describe_cpu()}\nmodel {args.model}; task: {', '.join(LABELS)} ({args.train_per_label} training and "
           f"{args.dev_per_label} dev sentences per label) in {task_dir}; corpus kept out: {corpus}")
     scores = {}
-    for random_init in (False, True):
-        start = "random" if random_init else "pretrained"
+    for start in args.starts.split(","):
+        random_init = start == "random"
         for seed in range(args.seeds):
-            _, _, result = run_finetuning("glue-tsv", args.model, train=train, dev=dev,
-                                          settings=FineTuneConfig(seed=seed), random_init=random_init,
+            settings = FineTuneConfig(learning_rate=args.lr, epochs=args.epochs, seed=seed)
+            _, _, result = run_finetuning("glue-tsv", args.model, train=train, dev=dev, settings=settings,
+                                          random_init=random_init,
                                           stream=io.StringIO(), log=None)
             scores.setdefault(start, []).append(100 * result.best_metrics["accuracy"])
             print(f"{start:10} seed {seed}: dev accuracy {scores[start][-1]:5.1f}%", flush=True)
     for start, values in scores.items():
         print(f"{start:10} mean {sum(values) / len(values):5.1f}%  (min {min(values):.1f}, max {max(values):.1f})")
-    gain = sum(scores["pretrained"]) / args.seeds - sum(scores["random"]) / args.seeds
-    print(f"pretraining is worth {gain:+.1f} points of dev accuracy (chance: {100 / len(LABELS):.1f}%)")
+    if len(scores) == 2:
+        gain = sum(scores["pretrained"]) / args.seeds - sum(scores["random"]) / args.seeds
+        print(f"pretraining is worth {gain:+.1f} points of dev accuracy (chance: {100 / len(LABELS):.1f}%)")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from minibert.optim import (
     clip_grad_norm,
     constant,
     linear_warmup_linear_decay,
+    warmup_stable_decay,
 )
 
 GOLDEN = pathlib.Path(__file__).parent / "fixtures" / "optim"
@@ -349,6 +350,16 @@ def test_schedule_without_warmup_and_constant():
         assert linear_warmup_linear_decay(0, 4, 0, variant) == 1.0
         assert linear_warmup_linear_decay(3, 4, 0, variant) == 0.25
     assert [constant(step) for step in (0, 1, 10**6)] == [1.0, 1.0, 1.0]
+
+
+def test_warmup_stable_decay_holds_the_peak_then_cools_down():
+    """total 100, warmup 10, decay 20: a ramp to 1 at step 10, 1 through step 80, then down to 0 at 100."""
+    values = {step: warmup_stable_decay(step, 100, 10, 20) for step in (0, 5, 10, 50, 80, 90, 99, 100, 250)}
+    assert values == pytest.approx({0: 0.0, 5: 0.5, 10: 1.0, 50: 1.0, 80: 1.0, 90: 0.5, 99: 0.05, 100: 0.0,
+                                    250: 0.0}, abs=1e-12)
+    assert [warmup_stable_decay(step, 4, 0, 0) for step in (0, 3, 4)] == [1.0, 1.0, 0.0]
+    with pytest.raises(ConfigError, match="decay_steps=95"):
+        warmup_stable_decay(0, 100, 10, 95)
 
 
 @pytest.mark.parametrize(

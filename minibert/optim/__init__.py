@@ -13,9 +13,10 @@ from minibert.optim.adam import BERT_DEFAULTS, Adam, AdamW, BertAdam
 from minibert.optim.bert_recipe import bert_optimizer, bert_param_groups
 from minibert.optim.clip import clip_grad_norm, global_grad_norm
 from minibert.optim.optimizer import Optimizer
-from minibert.optim.schedule import LRScheduler, constant, linear_warmup_linear_decay
+from minibert.optim.schedule import LRScheduler, constant, linear_warmup_linear_decay, warmup_stable_decay
 
 __all__ = [
     "BERT_DEFAULTS", "Adam", "AdamW", "BertAdam", "LRScheduler", "Optimizer", "bert_optimizer",
     "bert_param_groups", "clip_grad_norm", "constant", "global_grad_norm", "linear_warmup_linear_decay",
+    "warmup_stable_decay",
 ]

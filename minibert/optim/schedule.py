@@ -50,6 +50,22 @@ def linear_warmup_linear_decay(step, total_steps, warmup_steps, variant="google"
     # END EXERCISE
 
 
+def warmup_stable_decay(step, total_steps, warmup_steps, decay_steps):
+    """A ramp up over `warmup_steps`, the full rate until the last `decay_steps`, then a ramp down to 0.
+
+    For runs of a few hundred steps the linear decay of BERT spends most of the run below half the peak
+    rate; holding the peak and cooling down at the end (Hägele et al. 2024, "Scaling laws and compute-optimal
+    training beyond fixed training durations") keeps the rate up while the model still learns fast."""
+    _check_whole("step", step, "the number of updates already made")
+    _check_whole("decay_steps", decay_steps, "often 20% of total_steps")
+    if warmup_steps + decay_steps > total_steps:
+        raise ConfigError(f"warmup_steps={warmup_steps} and decay_steps={decay_steps} do not fit in "
+                          f"total_steps={total_steps}")
+    if step < warmup_steps:
+        return step / warmup_steps
+    return min(1.0, max(0.0, (total_steps - step) / decay_steps)) if decay_steps else float(step < total_steps)
+
+
 def constant(step):
     """The multiplier 1 at every step: the learning rate stays as given."""
     _check_whole("step", step, "the number of updates already made")

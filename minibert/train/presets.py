@@ -38,7 +38,9 @@ from minibert.errors import ConfigError
 from minibert.model.config import PRESETS as MODEL_PRESETS
 from minibert.optim.bert_recipe import RULES
 
-SCHEDULES = ("linear", "constant")  # linear warmup then linear decay to 0 (BERT); or a constant rate
+# linear warmup then linear decay to 0 (BERT); warmup, the peak held, then a linear cool-down over the last
+# `decay` of the steps; or a constant rate
+SCHEDULES = ("linear", "stable-decay", "constant")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class RunConfig:
     adam_beta2: float = 0.999  # decay of Adam's second moment (BERT: 0.999; RoBERTa: 0.98)
     warmup: float = 0.1  # share of the steps spent warming the learning rate up from 0
     schedule: str = "linear"  # see SCHEDULES
+    decay: float = 0.2  # with "stable-decay": share of the steps cooling the learning rate down to 0
     max_grad_norm: float = 1.0  # global-norm clipping (BERT: 1.0)
     # --- length of the run ---
     steps: int | None = None  # optimizer steps; None: as many as fit in `minutes` on this machine
@@ -147,6 +150,9 @@ class RunConfig:
         if not (_is_number(self.warmup) and 0 <= self.warmup < 1):
             raise ConfigError(f"warmup={self.warmup!r} is the share of steps spent warming up: a number in "
                               "[0, 1), e.g. 0.1")
+        if not (_is_number(self.decay) and 0 <= self.decay <= 1 - self.warmup):
+            raise ConfigError(f"decay={self.decay!r} is the share of steps cooling down: a number in [0, "
+                              f"1 - warmup], e.g. 0.2")
         if not (_is_number(self.dropout) and 0 <= self.dropout < 1):
             raise ConfigError(f"dropout={self.dropout!r} must be a number in [0, 1) (BERT: 0.1)")
         if not (_is_number(self.max_grad_norm) and self.max_grad_norm > 0):

@@ -22,7 +22,13 @@ from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
 from minibert.model.memory import check_step_memory
 from minibert.model.position_init import sinusoidal_positions
-from minibert.optim import LRScheduler, bert_param_groups, constant, linear_warmup_linear_decay
+from minibert.optim import (
+    LRScheduler,
+    bert_param_groups,
+    constant,
+    linear_warmup_linear_decay,
+    warmup_stable_decay,
+)
 from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
 from minibert.train.evaluate import run_model
@@ -87,10 +93,15 @@ def build_optimizer(model, config):
 
 
 def build_scheduler(optimizer, config, total_steps):
-    """Linear warmup over `warmup` of the steps, then linear decay to 0 (BERT); or a constant rate."""
+    """Linear warmup over `warmup` of the steps, then linear decay to 0 (BERT), or the peak held until the
+    last `decay` of the steps ("stable-decay"); or a constant rate."""
     if config.schedule == "constant":
         return LRScheduler(optimizer, constant)
     warmup_steps = int(round(config.warmup * total_steps))
+    if config.schedule == "stable-decay":
+        decay_steps = min(total_steps - warmup_steps, int(round(config.decay * total_steps)))
+        return LRScheduler(optimizer, partial(warmup_stable_decay, total_steps=total_steps,
+                                              warmup_steps=warmup_steps, decay_steps=decay_steps))
     return LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=total_steps,
                                           warmup_steps=warmup_steps))
 
