@@ -60,14 +60,12 @@ _TRAINING = contextlib.ExitStack()  # what use_training_setup entered, held for 
 
 
 def use_training_setup(threads=None):
-    """For the rest of the process, share the cores between matmuls and kernels as training does
-    (`training_threads` in minibert/runtime/threads.py, on `threads` cores, None: all) and keep freed
-    memory as it does (minibert/runtime/allocator.py), so the bench times the step that
-    `python -m minibert pretrain` runs. NUMBA_NUM_THREADS caps the threads as usual."""
-    from minibert.runtime.allocator import reuse_freed_memory
-    from minibert.runtime.threads import training_threads
+    """For the rest of the process, train as `python -m minibert pretrain` does (`train_fast`: the fused ops
+    on, printing the command's first line), on `threads` cores (None: all, as the process plan has them)."""
+    from minibert.runtime import training_threads
+    from minibert.train.run_setup import train_fast
 
-    reuse_freed_memory()
+    print(train_fast())
     _TRAINING.enter_context(training_threads(threads))
 
 
