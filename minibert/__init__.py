@@ -1,7 +1,11 @@
 """minibert: BERT built from nothing but NumPy, for reading.
 
-The layers, bottom to top (see the README's map): kernels → autograd → functional and gradcheck → nn →
-model → io / tokenizer / data / optim → train / finetune → cli.
+The layers, bottom to top (see the README's map): runtime (threads, BLAS, allocator) → kernels → autograd →
+functional and gradcheck → nn → model → io / tokenizer / data / optim → train / finetune → cli. The
+profiler (runtime/profile.py) hooks autograd from outside.
+
+Layers run the plain ops; `use_fused_ops()` switches on the fused ones, as the training commands do. The
+first computation applies the process plan for threads and memory; `leave_process_alone()` opts out.
 """
 
 from minibert import functional, optim

@@ -144,6 +144,29 @@ def test_a_step_gives_the_same_numbers_with_the_plan_or_without(first_uses):
             np.testing.assert_allclose(with_plan, without, rtol=1e-4, atol=1e-6)
 
 
+# A process whose plan has helper threads forks; the child computes a product large enough to be split.
+FORK = """
+import os, numpy as np
+from minibert.kernels import matmul
+from minibert.runtime.threads import matmul_parts
+a, b = np.ones((2048, 512), np.float32), np.ones((512, 512), np.float32)
+matmul.matmul_forward(a, b)
+assert matmul_parts() > 1
+child = os.fork()
+if child == 0:
+    os._exit(0 if (matmul.matmul_forward(a, b) == 512).all() else 1)
+print(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_gets_helper_threads_of_its_own():
+    """The helper threads do not survive a fork: without helpers of its own, the child's first split matmul
+    would wait for them for ever."""
+    done = subprocess.run([sys.executable, "-c", FORK], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.split() == ["0"]
+
+
 def test_where_numba_threads_spin_only_the_matmuls_are_shared(monkeypatch):
     """Numba's threads would spin: the matmuls are still cut in parts, the kernels get one thread."""
     monkeypatch.setattr(threads, "_idle_threads_sleep", lambda: False)

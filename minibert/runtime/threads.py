@@ -120,6 +120,17 @@ def _share_cores(count):
     _helpers, _parts = (ThreadPoolExecutor(count - 1) if count > 1 else None), count
 
 
+def _new_helpers_after_fork():
+    """A forked child has none of its parent's threads: give the plan helpers of its own."""
+    global _helpers
+    if _helpers is not None:
+        _helpers = ThreadPoolExecutor(_parts - 1)
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_new_helpers_after_fork)
+
+
 def _started_layer():
     """The threading layer Numba runs parallel kernels on, or None before the first one (it is fixed then)."""
     try:
