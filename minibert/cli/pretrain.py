@@ -80,10 +80,13 @@ def run(args):
     progress = ProgressLine()
     start = time.perf_counter()
 
-    def log(message):
-        progress.message(f"[{time.perf_counter() - start:6.1f}s] {message}")
+    untold = [train_fast()]  # said before the run's first message, so that bad input still gets one line
 
-    log(train_fast())
+    def log(message):
+        for line in [*untold, message]:
+            progress.message(f"[{time.perf_counter() - start:6.1f}s] {line}")
+        untold.clear()
+
     if args.resume:
         result = pretrain(None, out_dir, resume=True, overrides=given, data_dir=args.data_dir,
                           show_examples=args.show_examples, progress=progress, log=log)
