@@ -19,9 +19,10 @@ from minibert.model import (
     pretraining_loss,
 )
 from minibert.tokenizer import BertTokenizer, train_wordpiece
+from minibert.train.sentence_encoder import SentenceEncoder
 
 __all__ = [
-    "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertTokenizer", "Tensor", "build_attention_mask",
-    "causal_lm_loss", "concat", "functional", "get_backend", "gradcheck", "mask_matrix", "no_grad", "optim",
-    "pretraining_loss", "set_backend", "stack", "train_wordpiece", "use_backend",
+    "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertTokenizer", "SentenceEncoder", "Tensor",
+    "build_attention_mask", "causal_lm_loss", "concat", "functional", "get_backend", "gradcheck", "mask_matrix",
+    "no_grad", "optim", "pretraining_loss", "set_backend", "stack", "train_wordpiece", "use_backend",
 ]
