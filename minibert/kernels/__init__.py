@@ -5,13 +5,14 @@ the backend switch (`set_backend("numba" | "numpy")`, or the MINIBERT_BACKEND en
 """
 
 from minibert.kernels.add_norm import add_norm_backward, add_norm_forward
-from minibert.kernels.arrays import DtypeError
+from minibert.kernels.arrays import FLOAT_DTYPES, DtypeError
 from minibert.kernels.attention_weights import attention_weights_backward, attention_weights_forward
 from minibert.kernels.backend import get_backend, set_backend, use_backend
 from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softmax_cross_entropy_forward
 from minibert.kernels.dropout import draw_seed, dropout_backward, dropout_forward
 from minibert.kernels.gelu import (
     bias_gelu_backward,
+    bias_gelu_forward,
     bias_gelu_with_slope,
     gelu_backward,
     gelu_forward,
@@ -28,12 +29,14 @@ from minibert.kernels.softmax import (
 )
 
 __all__ = [
+    "FLOAT_DTYPES",
     "DtypeError",
     "add_norm_backward",
     "add_norm_forward",
     "attention_weights_backward",
     "attention_weights_forward",
     "bias_gelu_backward",
+    "bias_gelu_forward",
     "bias_gelu_with_slope",
     "draw_seed",
     "dropout_backward",
