@@ -81,6 +81,22 @@ print("after:  row means", out.mean(1).round(12), "row std", out.std(1).round(6)
 print("the forward also returns mean and 1/std for the backward:", mean.round(3), rstd.round(4))
 
 # %% [markdown]
+# ## Dropout: the rule, and where its random numbers come from
+#
+# In training, each element is kept with probability keep = 1 - p (BERT: p = 0.1) and the kept ones are
+# scaled by 1/keep, so that the expected output equals the input and evaluation needs no rescaling. As a
+# course writes it: `mask = rng.random(x.shape) < keep; y = x * mask / keep` (`dropout_textbook`). The
+# kernels apply the same rule but compute each element's draw from the call's seed and the element's index,
+# so the backward of a fused op can make the draws again instead of storing a mask.
+
+# %%
+ones = np.ones(100_000)
+y, mask = kernels.dropout.dropout_textbook(ones, np.random.default_rng(0), 0.9)
+y_seeded, kept = kernels.dropout_forward(ones, kernels.draw_seed(np.random.default_rng(0)), 0.9)
+print(f"textbook: kept {mask.mean():.3f}, mean {y.mean():.3f}, values {np.unique(y).round(4)}")
+print(f"seeded:   kept {kept.mean():.3f}, mean {y_seeded.mean():.3f}, values {np.unique(y_seeded).round(4)}")
+
+# %% [markdown]
 # ## Numba vs NumPy
 #
 # NumPy makes one pass over memory per operation: softmax is a max, a subtract, an exp, a sum and a divide,

@@ -504,6 +504,42 @@ def test_dropout_numba_equals_numpy_and_the_plain_formula(dtype, shape, p, seed)
         np.testing.assert_array_equal(backward(grad_y, kept, keep), grad_y * scale)
 
 
+class _SeedDraws:
+    """A stand-in for a Generator whose `random(shape)` returns the draws u of one dropout seed."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def random(self, shape):
+        return dropout.uniforms_numpy(self.seed, math.prod(shape)).reshape(shape)
+
+
+@given(shape=leading_shapes, keep=st.sampled_from([0.1, 0.5, 0.9, 1.0]), seed=seeds)
+def test_dropout_reference_is_the_textbook_rule_on_the_seeds_draws(shape, keep, seed):
+    """dropout_textbook (mask = u < keep, y = x * mask / keep) given the seed's draws keeps exactly the elements
+    the seeded reference keeps, with the same values (x / keep there, x * (1/keep) here: within an ulp)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    call_seed = dropout.draw_seed(rng)
+    y, mask = dropout.dropout_textbook(x, _SeedDraws(call_seed), keep)
+    reference, kept = dropout.dropout_forward_numpy(x, call_seed, keep)
+    np.testing.assert_array_equal(mask, kept)
+    np.testing.assert_allclose(y, reference, rtol=1e-15, atol=0)
+
+
+def test_dropout_textbook_keeps_keep_of_the_elements_and_the_mean():
+    """With a Generator's draws, the textbook rule keeps about keep of the elements (5 standard deviations),
+    zeroes the rest, scales the kept ones by 1/keep, and so keeps the mean of a constant input."""
+    x = np.full(200_000, 2.0)
+    for keep in (0.9, 0.5):
+        y, mask = dropout.dropout_textbook(x, np.random.default_rng(3), keep)
+        tolerance = 5 * np.sqrt(keep * (1 - keep) / x.size)
+        assert abs(mask.mean() - keep) < tolerance
+        np.testing.assert_array_equal(y[mask], 2.0 / keep)
+        assert not y[~mask].any()
+        assert abs(y.mean() - 2.0) < 2.0 / keep * tolerance
+
+
 @given(keep=st.floats(1e-6, 1.0), seed=seeds)
 def test_dropout_kernel_threshold_is_exactly_u_below_keep(keep, seed):
     """The kernel compares integers (the top 53 bits against ceil(keep * 2**53)); that is exactly u < keep,

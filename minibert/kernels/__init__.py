@@ -1,7 +1,11 @@
 """The kernel layer: arrays in, arrays out; it knows nothing of Tensor.
 
-Each module pairs a readable NumPy reference with a Numba kernel, and a dispatcher picks one according to
-the backend switch (`set_backend("numba" | "numpy")`, or the MINIBERT_BACKEND environment variable).
+The contract, after llm.c's dev/cuda: each op's reference is the formula as a textbook writes it, in plain
+NumPy, and the fast version (a Numba kernel) is checked against that reference by tests/test_kernels.py.
+The fast one may be as clever as it needs to be; the reference may not. Where the two must agree bit for bit
+(dropout's random draws), the textbook form stands beside the reference (`dropout.dropout_textbook`), and
+it is the one the lessons show. `set_backend("numba" | "numpy")` (or MINIBERT_BACKEND) runs the whole
+library on the kernels or on their references; matrix products go to BLAS under both (matmul.py).
 """
 
 from minibert.kernels.add_norm import add_norm_backward, add_norm_forward
