@@ -14,10 +14,7 @@ so the backward draws them again.
 With the same seed the fused op keeps the same elements as `dropout_forward`, and the LayerNorm rows run
 through layernorm.py's own row functions. The sum may differ from the three ops' in its last bit: LLVM
 computes residual + h * (1/keep) as one fused multiply-add, rounded once instead of twice.
-
-Measured in mini's training step (2 cores, the median of 12 profiled steps, forward + backward): the
-dropouts, adds and LayerNorms of the embeddings and the eight sublayer ends took 19.7 ms as separate ops and
-take 14.2 ms with the sublayer ends fused. `bench/kernels.py` times one call both ways ("add & norm" rows).
+`bench/kernels.py` times one call both ways (the "add & norm" rows of docs/performance.md).
 
 Shapes: h, residual, s, y (..., H); weight, bias (H,); mean, rstd (...). The kernels see rows (R, H).
 """

@@ -16,8 +16,8 @@ was good to 1.2e-7 only, which kept the NumPy backend off the float64 golden ref
 Two versions of the same formulas:
 - `erf_numpy(x)`, vectorised: every range evaluated on the whole array, then `np.where` picks.
 - `erf(x)`, one number, compiled by Numba for use inside kernels. (Numba's own `math.erf` is a scalar
-  series expansion, about 20 ns a call here; this one is a few multiply-adds and one division, and a loop
-  calling it runs in SIMD registers when compiled with error_model="numpy", see simd.py.)
+  library call; this one is a few multiply-adds and one division, and a loop calling it runs in SIMD
+  registers when compiled with error_model="numpy", see simd.py.)
 """
 
 import math

@@ -84,8 +84,8 @@ def vector_max(values):
     """max(values) of a non-empty 1-D array, in its dtype: eight running maxima, combined at the end.
 
     A single running maximum is one long chain of dependent comparisons. Eight independent ones fill the
-    SIMD lanes, and a max gives the same answer in any order. Measured on rows of 128 float32 (attention's
-    scores at S = 128), one thread: 0.38 ms for 16,384 rows, against 0.62 ms for the single chain.
+    SIMD lanes, and a max gives the same answer in any order (bench/choices.py times both on attention's
+    score rows; docs/performance.md keeps the figures).
     """
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = values[0]
     whole = len(values) // 8 * 8

@@ -36,8 +36,8 @@ import numpy as np
 from minibert.errors import ConfigError
 from minibert.optim.optimizer import Optimizer
 
-# Entries updated at a time: 256 KB of float32, small enough to stay in a CPU's L2 cache. Measured on 2 cores
-# for 11M float32 parameters: 22 ms per AdamW step on whole arrays, 16 ms in slices (torch 2.13: 15 ms).
+# Entries updated at a time: 256 KB of float32, small enough to stay in a CPU's L2 cache (see _in_slices;
+# bench/choices.py times a step both ways, docs/performance.md keeps the figures).
 SLICE_SIZE = 65536
 
 # Google's pretraining hyperparameters (run_pretraining.py / optimization.py), for any of the three rules.
