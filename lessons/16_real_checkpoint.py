@@ -7,7 +7,7 @@
 # Everything in lessons 05-15 is the architecture of Google's BERT, with HuggingFace's parameter names, so
 # the weights Google trained load into it with NumPy alone (`minibert/io/pretrained.py`). To get a real
 # one, on a machine with a network, fetch three files of https://huggingface.co/google-bert/bert-base-uncased
-# (or `google-bert/bert-base-chinese`, for the seed's Chinese) into one folder, by hand or with the small
+# (or `google-bert/bert-base-chinese`, for the course article's Chinese) into one folder, by hand or with the small
 # `huggingface_hub` package (no PyTorch needed):
 #
 #     python -c "from huggingface_hub import snapshot_download as get; get('google-bert/bert-base-uncased', \
@@ -116,7 +116,8 @@ print(f"  {'total':<42} {total:>12,}   (count_parameters(config): {count_paramet
 print(f"one encoder layer: {counts['encoder layers'] // config.num_hidden_layers:,} parameters")
 
 # %% [markdown]
-# The seed's figures, 110M for BERT-base and 340M for BERT-large, from the same count with their configs.
+# The article's figures (and the paper's), 110M for BERT-base and 340M for BERT-large, from the same count
+# with their configs.
 # In a small model the vocabulary dominates; in BERT-base the 12 layers do, though its word-embedding
 # matrix alone (30,522 × 768) is still a fifth of the model.
 
