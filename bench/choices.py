@@ -15,7 +15,6 @@ The figures and the machine they came from are kept in docs/performance.md.
 
 import os
 import sys
-import time
 
 import numba
 import numpy as np
@@ -23,22 +22,11 @@ from numba import njit, prange
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from kernels import A, B, H, S, best_ms  # noqa: E402  (bench/kernels.py: the same shapes and timer)
+
 from minibert.autograd import Tensor  # noqa: E402
 from minibert.kernels import dropout, simd  # noqa: E402
 from minibert.optim import AdamW, adam  # noqa: E402
-
-B, S, H, A = 32, 128, 256, 4
-
-
-def best_ms(fn, repeats=15):
-    """Best wall time of fn() in milliseconds, after one untimed call (which also compiles)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times) * 1e3
 
 
 @njit(cache=True)
