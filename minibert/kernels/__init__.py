@@ -1,7 +1,7 @@
 """The kernel layer: arrays in, arrays out; it knows nothing of Tensor.
 
 The contract, after llm.c's dev/cuda: each op's reference is the formula as a textbook writes it, in plain
-NumPy, and the fast version (a Numba kernel) is checked against that reference by tests/test_kernels.py.
+NumPy, and the fast version (a Numba kernel) is checked against that reference by the tests.
 The fast one may be as clever as it needs to be; the reference may not. Where the two must agree bit for bit
 (dropout's random draws), the textbook form stands beside the reference (`dropout.dropout_textbook`), and
 it is the one the lessons show. `set_backend("numba" | "numpy")` (or MINIBERT_BACKEND) runs the whole
