@@ -1,7 +1,7 @@
 """GELU, the activation of BERT's feed-forward layers (Hendrycks & Gimpel 2016): gelu(x) = x * Phi(x).
 
 Phi is the standard normal CDF, so a unit passes its input scaled by how likely a normal draw is to be
-below it. Two forms (`GELU_FORMS`, the one list every layer above checks against):
+below it. Two forms, the values of `approximate` (`GELU_APPROXIMATIONS`, checked here for every layer above):
 - "none", the exact one: Phi(x) = 0.5 * (1 + erf(x / sqrt 2)). The paper's, the first Google release's and
   HuggingFace's `hidden_act="gelu"`.
 - "tanh", the approximation Google's code later switched to (`gelu_new`):
@@ -23,14 +23,14 @@ from minibert.kernels.erf import INV_SQRT_2, INV_SQRT_2PI, erf, erf_numpy, norma
 from minibert.kernels.simd import fast_exp
 from minibert.kernels.threads import launch
 
-GELU_FORMS = ("none", "tanh")  # the values of `approximate`, as in torch.nn.functional.gelu
+GELU_APPROXIMATIONS = ("none", "tanh")  # as torch.nn.functional.gelu names them
 SUM_CHUNKS = 64  # row chunks of the bias gradient's sum (see _times_slope_with_column_sums)
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 CUBIC = 0.044715
 
 
 def _check_approximate(approximate, op):
-    if approximate not in GELU_FORMS:
+    if approximate not in GELU_APPROXIMATIONS:
         raise ValueError(f"{op}: approximate={approximate!r} is not a GELU form; use 'none' (exact, erf) "
                          "or 'tanh'")
 
