@@ -2,7 +2,7 @@
 
 Run it with torch and transformers installed (the reference environment), NumPy's BLAS at full speed:
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=. /work/refenv/bin/python bench/compare_torch.py
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=. python-with-torch bench/compare_torch.py
 
 These machines set OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE, which halve NumPy's sgemm (PyTorch is
 unaffected): the benchmark unsets them for its own command only. Never unset them in tests or CI. Without

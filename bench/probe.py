@@ -7,8 +7,9 @@ set (`probe.jsonl`, written beside the corpus) holds held-out sentences with tha
 candidates of its family. The probe masks the word and asks the model which candidate fits best.
 
 Two models are trained on the same data with the same recipe and seed (the `tiny` preset, masked LM
-only), one bidirectional, one `attention="causal"`: one mask apart, as the seed article says. The causal
-model's [MASK] sees only the words before it, so it can only guess from frequencies: near chance
+only), one bidirectional, one `attention="causal"`: one mask apart, as the course's article says
+(docs/background.md). The causal model's [MASK] sees only the words before it, so it can only guess from
+frequencies: near chance
 (1 / number of candidates). Targets: at least 95% bidirectional, near chance causal.
 
     python3 bench/probe.py              # two runs of 4,000 steps each (about 2.5 minutes each), then the probe

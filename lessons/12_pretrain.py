@@ -71,7 +71,7 @@ for name, *values in (
 # %%
 PROBES = ("On Monday, Ethan and Chloe [MASK] to the lake.",  # went
           "小东和小雪是好[MASK]友。",  # 朋 (朋友, friend)
-          "小明给小红买了一[MASK]书。")  # 本, the seed's example: lesson 13 is about this one
+          "小明给小红买了一[MASK]书。")  # 本, the article's example: lesson 13 is about this one
 
 
 def show_guesses(model, tokenizer):

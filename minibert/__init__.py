@@ -25,10 +25,11 @@ from minibert.model import (
 from minibert.nn import use_fused_ops
 from minibert.runtime import leave_process_alone
 from minibert.tokenizer import BertTokenizer, train_wordpiece
+from minibert.train.sentence_encoder import SentenceEncoder
 
 __all__ = [
-    "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertTokenizer", "Tensor", "build_attention_mask",
-    "causal_lm_loss", "concat", "functional", "get_backend", "gradcheck", "leave_process_alone", "mask_matrix",
-    "no_grad", "optim", "pretraining_loss", "set_backend", "stack", "train_wordpiece", "use_backend",
-    "use_fused_ops",
+    "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertTokenizer", "SentenceEncoder", "Tensor",
+    "build_attention_mask", "causal_lm_loss", "concat", "functional", "get_backend", "gradcheck",
+    "leave_process_alone", "mask_matrix", "no_grad", "optim", "pretraining_loss", "set_backend", "stack",
+    "train_wordpiece", "use_backend", "use_fused_ops",
 ]

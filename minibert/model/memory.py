@@ -57,8 +57,8 @@ def count_parameters(config):
 def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.float32):
     """Bytes one training step of `BertForPreTraining(config)` holds at its peak: forward activations,
     backward work, weights, gradients and Adam's state. For `batch_size` sequences of `seq_len` tokens with
-    `max_predictions` masked positions each. With the Numba kernels (the default) measured peaks lie within
-    about 20% of it; the NumPy reference kernels add short-lived float64 temporaries it leaves out."""
+    `max_predictions` masked positions each. With the Numba kernels (the default) a test holds it to within
+    20% of tracemalloc's peak; the NumPy reference kernels add short-lived float64 temporaries it leaves out."""
     sizes = {"batch_size": batch_size, "seq_len": seq_len, "max_predictions": max_predictions}
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
