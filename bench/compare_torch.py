@@ -2,7 +2,7 @@
 
 Run it with torch and transformers installed (the reference environment), NumPy's BLAS at full speed:
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=. /work/refenv/bin/python bench/compare_torch.py
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=. python-with-torch bench/compare_torch.py
 
 These machines set OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE, which halve NumPy's sgemm (PyTorch is
 unaffected): the benchmark unsets them for its own command only. Never unset them in tests or CI. Without
@@ -46,9 +46,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from model import describe_threads, make_batch, use_training_setup  # noqa: E402  (bench/model.py)
 
 from minibert import kernels  # noqa: E402
-from minibert.autograd import profile_ops  # noqa: E402
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss  # noqa: E402
 from minibert.optim import AdamW  # noqa: E402
+from minibert.runtime.profile import profile_ops  # noqa: E402
 
 LR = 1e-4
 SECTIONS = ("compare", "profile", "scaling", "startup", "inference")
@@ -287,8 +287,8 @@ def numpy_sgemm_gflops():
     thread, so that count is raised for the first measurement and restored after."""
     import numba
 
-    from minibert.kernels.blas import openblas
     from minibert.kernels.matmul import matmul_blas
+    from minibert.runtime.blas import openblas
 
     blas = openblas()
     before = blas.threads if blas is not None else None

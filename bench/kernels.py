@@ -15,7 +15,8 @@ Shapes (mini: batch B=32, seq S=128, hidden H=256, heads A=4, head size D=64, FF
   and fused with dropout and the residual add ("add & norm", beside the same as three kernels);
   cross-entropy on (640, 8192) (B * 20 masked positions over the vocabulary).
 It also prints Numba's compile time (cold: a fresh cache directory; warm: the same directory again), the BLAS
-library NumPy uses, and a sweep of square matmuls that locates where BLAS overtakes the loop kernel.
+library NumPy uses, and a sweep of square matmuls that times lesson 04's blocked loop kernel
+(lessons/blocked_matmul.py) against BLAS at every size; the library itself always calls BLAS.
 The machine has 2 cores shared with other work: figures are rough, so each is the best of several runs.
 On a busy machine a parallel loop waits for its slowest thread, so `--threads 1` (Numba on one thread, a
 per-core comparison with NumPy's single-threaded elementwise code) gives steadier figures.
@@ -31,10 +32,13 @@ import time
 import numba
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "lessons")]
+
+from blocked_matmul import blocked_matmul  # noqa: E402
 
 from minibert.kernels import add_norm, cross_entropy, dropout, gelu, layernorm, matmul, softmax  # noqa: E402
-from minibert.kernels.allocator import reuse_freed_memory  # noqa: E402
+from minibert.runtime.allocator import reuse_freed_memory  # noqa: E402
 
 B, S, H, A, FFN, VOCAB, MASKED = 32, 128, 256, 4, 1024, 8192, 20
 D = H // A
@@ -87,8 +91,10 @@ def cases(rng):
     def matmul_case(a, b, grad_c):
         def step(forward, backward):
             return lambda: (forward(a, b), backward(grad_c, a, b))
+        def loop_backward(grad_c, a, b):  # matmul_backward_numpy's two products, by the loop kernel
+            return blocked_matmul(grad_c, b.swapaxes(-1, -2)), blocked_matmul(a.swapaxes(-1, -2), grad_c)
         blas = step(matmul.matmul_forward_numpy, matmul.matmul_backward_numpy)
-        return step(matmul.matmul_forward_numba, matmul.matmul_backward_numba), blas, blas
+        return step(blocked_matmul, loop_backward), blas, blas
 
     def softmax_step(m):
         return forward_backward(lambda: m.softmax_forward_numba(scores, padding),
@@ -198,8 +204,8 @@ def print_kernel_table():
         numba_ms, numpy_ms = best_ms(numba_step), best_ms(numpy_step)
         blas = f"{best_ms(blas_step):9.2f}" if blas_step else f"{'-':>9}"
         print(f"{name:<44}{numba_ms:9.2f}{numpy_ms:9.2f}{blas}{numpy_ms / numba_ms:8.1f}x")
-    print("(for matmul the NumPy reference is BLAS itself; the numba backend uses BLAS above "
-          f"M*K*N = {matmul.BLAS_MIN_WORK})")
+    print("(for matmul the NumPy reference is BLAS itself, which both backends use; the numba column is "
+          "lesson 04's blocked loop kernel)")
 
 
 def print_matmul_crossover():
@@ -211,7 +217,7 @@ def print_matmul_crossover():
         for n in (4, 8, 16, 24, 32, 48, 64, 96, 128, 256):
             a = rng.standard_normal((batch, n, n)).astype(np.float32)
             b = rng.standard_normal((batch, n, n)).astype(np.float32)
-            loop_us = best_ms(lambda a=a, b=b: matmul.matmul_numba_kernel(a, b)) * 1e3
+            loop_us = best_ms(lambda a=a, b=b: blocked_matmul(a, b)) * 1e3
             blas_us = best_ms(lambda a=a, b=b: a @ b) * 1e3
             faster = "loop" if loop_us < blas_us else "BLAS"
             print(f"{batch:>4}{n:>6}{n ** 3:>12}{loop_us:10.1f}{blas_us:10.1f}  {faster}")
@@ -221,7 +227,7 @@ COMPILE_SNIPPET = """
 import time
 import numpy as np
 start = time.perf_counter()
-from minibert.kernels import add_norm, cross_entropy, gelu, layernorm, matmul, softmax
+from minibert.kernels import add_norm, cross_entropy, gelu, layernorm, softmax
 x = np.ones((4, 8), dtype=np.float32)
 y = softmax.softmax_forward_numba(x, np.zeros((1, 8), dtype=np.float32))
 softmax.softmax_backward_numba(x, y)
@@ -237,19 +243,17 @@ _, s, mean, rstd = add_norm.add_norm_forward_numba(x, x, np.uint64(1), 0.9, x[0]
 add_norm.add_norm_backward_numba(x, s, x[0], mean, rstd, np.uint64(1), 0.9)
 _, lse = cross_entropy.softmax_cross_entropy_forward_numba(x, np.zeros(4, dtype=np.int64))
 cross_entropy.softmax_cross_entropy_backward_numba(x[:, 0], x, np.zeros(4, dtype=np.int64), lse)
-matmul.matmul_numba_kernel(x[None], x.T.copy()[None])
 print(time.perf_counter() - start)
 """
 
 
 def print_compile_times():
     """Import + first call of every Numba kernel (float32): cold in a fresh cache, then warm from it."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as cache_dir:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=root)
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=ROOT)
         seconds = [float(subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, check=True,
                                         capture_output=True, text=True).stdout) for _ in range(2)]
-    print(f"\nNumba compile, all 15 kernels (float32), import + first calls: cold {seconds[0]:.2f} s, "
+    print(f"\nNumba compile, 14 kernels (float32), import + first calls: cold {seconds[0]:.2f} s, "
           f"warm cache {seconds[1]:.2f} s")
 
 

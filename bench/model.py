@@ -60,15 +60,28 @@ _TRAINING = contextlib.ExitStack()  # what use_training_setup entered, held for 
 
 
 def use_training_setup(threads=None):
-    """For the rest of the process, share the cores between matmuls and kernels as training does
-    (`training_threads` in minibert/kernels/threads.py, on `threads` cores, None: all) and keep freed
-    memory as it does (minibert/kernels/allocator.py), so the bench times the step that
-    `python -m minibert pretrain` runs. NUMBA_NUM_THREADS caps the threads as usual."""
-    from minibert.kernels.allocator import reuse_freed_memory
-    from minibert.kernels.threads import training_threads
+    """For the rest of the process, train as `python -m minibert pretrain` does (`train_fast`: the fused ops
+    on, printing the command's first line), on `threads` cores (None: all, as the process plan has them)."""
+    from minibert.runtime import training_threads
+    from minibert.train.run_setup import train_fast
 
-    reuse_freed_memory()
+    print(train_fast())
     _TRAINING.enter_context(training_threads(threads))
+
+
+def describe_cpu():
+    """The CPU as figures must name it: model, widest vector ISA, cores (from /proc/cpuinfo on Linux)."""
+    import platform
+
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")),
+                 platform.machine())
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    return f"{model}, {isa}, {os.cpu_count()} cores"
 
 
 def describe_threads():

@@ -10,7 +10,7 @@ Run it with NumPy's BLAS at full speed (these machines set OPENBLAS_CORETYPE=Has
 which halve NumPy's sgemm; PyTorch is unaffected, and a user's laptop has neither setting):
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/pretrain_step.py
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=/work/main /work/refenv/bin/python \\
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=. python-with-torch \\
         bench/pretrain_step.py                                  # with PyTorch side by side
     ... bench/pretrain_step.py --quick                          # 2 timed steps: checks it runs
 
@@ -152,7 +152,7 @@ def main():
     try:
         import torch  # noqa: F401
     except ImportError:
-        print("PyTorch is not importable here: run with /work/refenv/bin/python to compare")
+        print("PyTorch is not importable here: run with a Python that has torch to compare")
         return
     theirs = measure("PyTorch ", torch_step(config, batch), steps, tokens)
     print(f"minibert / PyTorch: {ours / theirs:.2f}x the tokens/s")

@@ -1,7 +1,7 @@
 """Tokenizer benchmark: tokenization throughput (MB/s) and the time to train an 8k WordPiece vocabulary.
 
     python bench/tokenizer.py                                  # minibert alone
-    PYTHONPATH=. /work/refenv/bin/python bench/tokenizer.py    # side by side with HuggingFace's tokenizers
+    PYTHONPATH=. python-with-tokenizers bench/tokenizer.py  # side by side with HuggingFace's tokenizers
 
 Corpora: data/pydocs/corpus.txt (English docstrings; if absent, the standard library's docstrings are read
 from its source files with `ast`, nothing imported), and data/synthetic/corpus.txt when present (half of its

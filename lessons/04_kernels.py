@@ -1,16 +1,18 @@
 # %% [markdown]
 # # Lesson 04 — the kernels: softmax, GELU, LayerNorm; Numba vs NumPy
 #
-# Four functions do most of BERT's elementwise work: softmax (attention weights), GELU (the feed-forward
-# activation), LayerNorm (after every sublayer) and the matmul. Each lives in `minibert/kernels/` twice: a
+# Four functions do most of BERT's work: softmax (attention weights), GELU (the feed-forward activation),
+# LayerNorm (after every sublayer) and the matmul. The first three live in `minibert/kernels/` twice: a
 # readable NumPy reference and a fused Numba kernel, checked against each other by the tests.
-# `minibert.set_backend("numpy" | "numba")` picks which one runs.
+# `minibert.set_backend("numpy" | "numba")` picks which one runs. The matmul is BLAS's under both; the last
+# section shows why, with a loop kernel of our own.
 
 # %%
 import time
 
 import course
 import numpy as np
+from blocked_matmul import blocked_matmul
 
 from minibert import kernels, use_backend
 from minibert.viz import line_chart, line_chart_svg
@@ -45,8 +47,9 @@ print("grad_x from the kernel:  ", kernels.softmax_backward(grad_y, y))
 # %% [markdown]
 # ## GELU vs ReLU: the negative half-axis
 #
-# BERT uses GELU(x) = x·Φ(x), not ReLU. The seed article's point: GELU is smooth and keeps a non-zero
-# gradient for negative inputs, where ReLU's is exactly 0 (a unit stuck there stops learning).
+# BERT uses GELU(x) = x·Φ(x), not ReLU. The point the course's article makes (docs/background.md): GELU is
+# smooth and keeps a non-zero gradient for negative inputs, where ReLU's is exactly 0 (a unit stuck there
+# stops learning).
 
 # %%
 xs = np.linspace(-4, 3, 141)
@@ -78,13 +81,29 @@ print("after:  row means", out.mean(1).round(12), "row std", out.std(1).round(6)
 print("the forward also returns mean and 1/std for the backward:", mean.round(3), rstd.round(4))
 
 # %% [markdown]
+# ## Dropout: the rule, and where its random numbers come from
+#
+# In training, each element is kept with probability keep = 1 - p (BERT: p = 0.1) and the kept ones are
+# scaled by 1/keep, so that the expected output equals the input and evaluation needs no rescaling. As a
+# course writes it: `mask = rng.random(x.shape) < keep; y = x * mask / keep` (`dropout_textbook`). The
+# kernels apply the same rule but compute each element's draw from the call's seed and the element's index,
+# so the backward of a fused op can make the draws again instead of storing a mask.
+
+# %%
+ones = np.ones(100_000)
+y, mask = kernels.dropout.dropout_textbook(ones, np.random.default_rng(0), 0.9)
+y_seeded, kept = kernels.dropout_forward(ones, kernels.draw_seed(np.random.default_rng(0)), 0.9)
+print(f"textbook: kept {mask.mean():.3f}, mean {y.mean():.3f}, values {np.unique(y).round(4)}")
+print(f"seeded:   kept {kept.mean():.3f}, mean {y_seeded.mean():.3f}, values {np.unique(y_seeded).round(4)}")
+
+# %% [markdown]
 # ## Numba vs NumPy
 #
 # NumPy makes one pass over memory per operation: softmax is a max, a subtract, an exp, a sum and a divide,
 # five passes. The Numba kernel does one row at a time in a single fused loop, rows in parallel. The first
 # call compiles (or loads the compiled code from the cache); after that, time the steady state. Timings on
-# a busy machine vary a lot (parallel loops suffer first); `bench/kernels.py` measures carefully. On an idle
-# 2-core machine the fused softmax ran in 8-10 ms against NumPy's 29-37 ms (docs/mission.md).
+# a busy machine vary a lot (parallel loops suffer first); `bench/kernels.py` measures carefully, and
+# docs/performance.md keeps its figures, with the machine and the date.
 
 # %%
 
@@ -117,6 +136,26 @@ for name, fn in [("softmax (16384, 128)", lambda: kernels.softmax_forward(attent
         with use_backend(backend):
             timings.append(best_ms(fn))
     print(f"{name:<28} {timings[0]:>9.2f} {timings[1]:>9.2f}")
+
+# %% [markdown]
+# ## The matmul: a blocked loop kernel against BLAS
+#
+# c = a @ b is most of BERT's arithmetic. `lessons/blocked_matmul.py` writes it the way fast kernels are
+# built: c is cut into (32, 128) tiles, each summed in an accumulator small enough to stay in the L1 cache,
+# four rows of a at a time so that every value of b loaded into a register is used four times, and the
+# innermost loop runs along contiguous memory so that LLVM turns it into SIMD instructions. It gives a @ b
+# to float rounding, and it still loses to BLAS (OpenBLAS, behind `np.matmul`), whose assembly is blocked
+# for this CPU's registers: at every size `bench/kernels.py` tried (docs/performance.md; on a busy machine
+# the two timings below can come out either way). So minibert sends every product to BLAS, under both
+# backends; this kernel is here to read and to time.
+
+# %%
+print(f"{'(n, n) @ (n, n), float32':<28} {'loop ms':>9} {'BLAS ms':>9} {'largest gap':>12}")
+for n in (64, 256):
+    a, b = rng.standard_normal((2, n, n)).astype(np.float32)
+    gap = abs(blocked_matmul(a, b) - a @ b).max()
+    loop_ms, blas_ms = best_ms(lambda a=a, b=b: blocked_matmul(a, b)), best_ms(lambda a=a, b=b: a @ b)
+    print(f"{f'n = {n}':<28} {loop_ms:>9.3f} {blas_ms:>9.3f} {gap:>12.1e}")
 
 # %% [markdown]
 # **Exercise 04** (`python -m minibert.exercises start 04`): write the NumPy references

@@ -1,9 +1,10 @@
 # %% [markdown]
 # # Lesson 05 — attention and masks: GPT vs BERT is one mask
 #
-# The seed article's central claim: GPT and BERT are the same Transformer; the only architectural
-# difference is the attention mask. GPT uses a **causal** mask (token i sees tokens 0..i); BERT uses none
-# (every token sees every token), which is why it needs the [MASK] trick of lesson 08.
+# The central claim of the article the course follows (docs/background.md): GPT and BERT are the same
+# Transformer; the only architectural difference is the attention mask. GPT uses a **causal** mask (token i
+# sees tokens 0..i); BERT uses none (every token sees every token), which is why it needs the [MASK] trick
+# of lesson 08.
 #
 # In minibert the mask is built in one place, `build_attention_mask` (`minibert/model/masks.py`), and
 # `BertConfig(attention="causal")` turns BERT into a GPT-style encoder with nothing else changed.
@@ -20,7 +21,7 @@ from minibert.viz import heatmap, heatmap_svg, mask_grid
 TOKENS = "我 喜欢 猫 睡 在 沙发 上".split()
 
 # %% [markdown]
-# ## The two 0/1 matrices, as the seed draws them
+# ## The two 0/1 matrices, as the article draws them
 #
 # Row i is the query (the token doing the looking), column j the key (the token looked at).
 
@@ -65,7 +66,7 @@ for kind in ("causal", "bidirectional"):
 # ## Which outputs change when a later token changes?
 #
 # Replace 沙发 (sofa, position 5) by another word and run a 2-layer model again. With the causal mask,
-# positions 0-4 cannot see position 5, so their outputs do not move at all: the blank in the seed's
+# positions 0-4 cannot see position 5, so their outputs do not move at all: the blank in the article's
 # `小明给小红 ___ 一本书` cannot see 书. With BERT's mask every output changes.
 
 # %%
@@ -84,6 +85,6 @@ for kind in ("causal", "bidirectional"):
 # **Exercise 05** (`python -m minibert.exercises start 05`): write `build_attention_mask` (`attention_mask`)
 # and the forward pass of `MultiHeadSelfAttention` (`attention_forward`), all heads at once with no Python
 # loop over heads. The tests compare with attention written one head and one query at a time.
-# For speed the layer normally runs the same computation as two fused ops (`fused_forward`: q, k and v from
-# one Linear, then `F.self_attention`); the plain `forward` you write runs inside `with plain_ops():`
-# (`minibert/nn/fusion.py`), as the tests run it, and gives the same numbers.
+# What runs here, and in your debugger, is that plain `forward`. For speed, the training commands switch on
+# the fused ops (`minibert.use_fused_ops()`, `minibert/nn/fusion.py`): the layer then takes the short branch
+# to `fused_forward` (q, k and v from one Linear, then `F.self_attention`), which gives the same numbers.

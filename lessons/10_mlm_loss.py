@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 10 — the MLM loss vs GPT's shifted loss
 #
-# The seed's pseudo-code, side by side:
+# The pseudo-code of the course's article (docs/background.md), side by side:
 #
 #     # BERT: the loss only at the chosen (masked) positions
 #     loss = sum(w · cross_entropy(logits, target_ids)) / (sum(w) + 1e-5)     # w = 1 where chosen, else 0

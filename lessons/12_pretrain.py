@@ -22,7 +22,6 @@
 import math
 import shutil
 
-import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
 import course
 
 from minibert.train import Pretraining, fill_mask, run_preset
@@ -72,7 +71,7 @@ for name, *values in (
 # %%
 PROBES = ("On Monday, Ethan and Chloe [MASK] to the lake.",  # went
           "小东和小雪是好[MASK]友。",  # 朋 (朋友, friend)
-          "小明给小红买了一[MASK]书。")  # 本, the seed's example: lesson 13 is about this one
+          "小明给小红买了一[MASK]书。")  # 本, the article's example: lesson 13 is about this one
 
 
 def show_guesses(model, tokenizer):

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 14 — fine-tune a classifier on [CLS]
 #
-# The seed's picture of fine-tuning, which is all of it:
+# The course article's picture of fine-tuning (docs/background.md), which is all of it:
 #
 #     [CLS] 这 部 电 影 真 好 看 [SEP]  →  BERT  →  the vector at [CLS] (H numbers)
 #                                       →  Linear(H, 2)  →  softmax  →  positive / negative
@@ -19,7 +19,6 @@
 # %%
 import shutil
 
-import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
 import course
 import numpy as np
 

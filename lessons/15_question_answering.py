@@ -1,14 +1,14 @@
 # %% [markdown]
 # # Lesson 15 — question answering with start and end logits
 #
-# The seed's second fine-tuning picture (SQuAD, paper §4.2):
+# The second fine-tuning picture of the course's article (SQuAD, paper §4.2):
 #
 #     [CLS] 问题 [SEP] 文章段落 [SEP]  →  BERT  →  for every token: a start logit and an end logit
 #
 # The answer is a span of the passage: the model points at its first and its last token. The head is one
 # Linear(H, 2) applied to every token's final vector (`BertForQuestionAnswering`,
 # `minibert/finetune/heads.py`); column 0 scores "the answer starts here", column 1 "it ends here". The
-# seed says there are no extra parameters; there are 2·H + 2 of them (130 for `tiny`, 1,538 for
+# article says there are no extra parameters; there are 2·H + 2 of them (130 for `tiny`, 1,538 for
 # BERT-base), next to nothing.
 #
 # Three pieces of Google's `run_squad.py` make it work, and this lesson runs each: windows with
@@ -18,7 +18,6 @@
 # %%
 import shutil
 
-import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
 import course
 import numpy as np
 

@@ -10,10 +10,8 @@ import math
 import numpy as np
 
 from minibert import kernels
-from minibert.autograd.tensor import Function, Tensor, is_grad_enabled, unbroadcast
+from minibert.autograd.tensor import Function, Tensor, is_grad_enabled
 from minibert.errors import ShapeError
-
-GELU_FORMS = ("none", "tanh")
 
 
 class Linear(Function):
@@ -61,8 +59,6 @@ def linear(x, weight, bias=None):
 
 class GELU(Function):
     def forward(self, x, approximate="none"):
-        if approximate not in GELU_FORMS:
-            raise ValueError(f"gelu approximate={approximate!r}; use 'none' (exact erf form) or 'tanh'")
         if not (is_grad_enabled() and self.needs_grad[0]):
             return kernels.gelu_forward(x, approximate)
         # y = x Φ(x) and dy/dx = Φ(x) + x φ(x) share Φ(x), the costly part: compute both now and keep the
@@ -82,10 +78,8 @@ def gelu(x, approximate="none"):
 
 class BiasGELU(Function):
     def forward(self, x, bias, approximate="none"):
-        if approximate not in GELU_FORMS:
-            raise ValueError(f"bias_gelu approximate={approximate!r}; use 'none' (exact erf form) or 'tanh'")
         if not (is_grad_enabled() and any(self.needs_grad)):
-            return kernels.gelu_forward(x + bias, approximate)
+            return kernels.bias_gelu_forward(x, bias, approximate)
         y, self.slope = kernels.bias_gelu_with_slope(x, bias, approximate)  # as GELU: keep dy/dz, not x
         return y
 
@@ -95,10 +89,8 @@ class BiasGELU(Function):
 
 def bias_gelu(x, bias, approximate="none"):
     """gelu(x + bias) as one op: the feed-forward's first Linear without its bias add, then GELU (see
-    kernels/gelu.py `bias_gelu_with_slope`); the same numbers as `gelu(x + bias)`, one pass fewer each way."""
-    if bias.shape != x.shape[-1:]:
-        raise ShapeError(f"bias_gelu: bias has shape {bias.shape}; it must be ({x.shape[-1]},), the last axis of "
-                         f"x {x.shape}")
+    kernels/gelu.py `bias_gelu_with_slope`, which also checks the form and the bias's shape); the same numbers
+    as `gelu(x + bias)`, one pass fewer each way."""
     return BiasGELU.apply(x, bias, approximate=approximate)
 
 
@@ -176,7 +168,7 @@ class SelfAttention(Function):
     without a copy; the backward writes q's, k's and v's gradients into one (B, S, 3H) array the same way.
     """
 
-    def forward(self, qkv, num_heads, mask, p, rng, weights_out):
+    def forward(self, qkv, num_heads, mask, p, rng):
         batch, seq_len, width = qkv.shape
         head_size = width // (3 * num_heads)
         self.heads = qkv.reshape(batch, seq_len, 3, num_heads, head_size).transpose(2, 0, 3, 1, 4)
@@ -188,8 +180,7 @@ class SelfAttention(Function):
         self.probs, self.dropped = kernels.attention_weights_forward(scores, mask, self.scale, self.seed, self.keep)
         context = np.empty((batch, seq_len, num_heads, head_size), dtype=qkv.dtype)
         kernels.matmul_forward(self.dropped, v, out=context.transpose(0, 2, 1, 3))  # (B, A, S, D) view
-        weights_out.append(self.probs)
-        return context.reshape(batch, seq_len, num_heads * head_size)
+        return context.reshape(batch, seq_len, num_heads * head_size), self.probs  # probs: a side array
 
     def backward(self, grad_output):
         q, k, v = self.heads
@@ -223,10 +214,7 @@ def self_attention(qkv, num_heads, mask, p, training, rng=None):
     if mask is not None:
         _check_mask((batch, num_heads, seq_len, seq_len), mask)
         mask = additive_mask(mask, qkv.dtype)
-    weights = []
-    context = SelfAttention.apply(qkv, num_heads=num_heads, mask=mask, p=p if training else 0.0, rng=rng,
-                                  weights_out=weights)
-    return context, weights[0]
+    return SelfAttention.apply(qkv, num_heads=num_heads, mask=mask, p=p if training else 0.0, rng=rng)
 
 
 class LayerNorm(Function):
@@ -296,30 +284,6 @@ def dropout_add_layer_norm(h, residual, weight, bias, eps, p, training, rng=None
     instead of three, and no dropout mask kept for the backward."""
     _check_dropout(p, training, rng)
     return AddNorm.apply(h, residual, weight, bias, eps=eps, p=p if training else 0.0, rng=rng)
-
-
-class Where(Function):
-    def forward(self, condition, a, b):
-        self.condition = condition.astype(bool)
-        self.a_shape, self.b_shape = a.shape, b.shape
-        return np.where(self.condition, a, b)
-
-    def backward(self, grad_output):
-        # out = a where condition else b  ->  the gradient goes to whichever side was chosen
-        zero = np.zeros((), dtype=grad_output.dtype)
-        return (None, unbroadcast(np.where(self.condition, grad_output, zero), self.a_shape),
-                unbroadcast(np.where(self.condition, zero, grad_output), self.b_shape))
-
-
-def where(condition, a, b):
-    """`np.where` with gradients flowing to `a` and `b`; `condition` carries none."""
-    condition = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
-    return Where.apply(condition, a, b)
-
-
-def masked_fill(x, mask, value):
-    """x with `value` wherever `mask` is True (`torch.masked_fill`)."""
-    return where(mask, value, x)
 
 
 class Embedding(Function):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from test_train import make_small_corpus, quiet, step_losses
 
+from minibert.nn import use_fused_ops
 from minibert.train.checkpointing import load_checkpoint
 from minibert.train.logs import read_log
 from minibert.train.presets import run_preset
@@ -67,6 +68,7 @@ def test_pretrain_writes_a_run_folder_and_shows_masks_filled(run_folder):
     for name in ("checkpoint.npz", "vocab.txt", "log.jsonl", "loss.svg", "accuracy.svg"):
         assert (folder / name).is_file(), name
     assert "how the model fills masks" in stderr and "[MASK] ->" in stderr and "(answer: " in stderr
+    assert "] fused ops: on" in stderr.splitlines()[0]  # the command says how it trains, first
     assert load_checkpoint(folder / "checkpoint.npz").position.step == 4
 
 
@@ -135,7 +137,8 @@ def test_ctrl_c_saves_and_resume_continues_bit_exactly(corpus, tmp_path):
     assert code == 0, stderr
     config = run_preset("tiny", corpus=str(corpus), steps=30, log_every=1, eval_every=10,
                         checkpoint_every=1000, **SMALL)
-    pretrain(config, tmp_path / "straight", data_dir=corpus.parent, **quiet())
+    with use_fused_ops():  # as the command trains
+        pretrain(config, tmp_path / "straight", data_dir=corpus.parent, **quiet())
     assert step_losses(folder) == step_losses(tmp_path / "straight")
 
 

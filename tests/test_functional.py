@@ -151,15 +151,6 @@ def test_dropout():
         F.dropout(x, 1.5, training=True, rng=np.random.default_rng(0))
 
 
-def test_where_and_masked_fill():
-    condition = np.array([[True, False, True]])
-    assert gradcheck(lambda a, b: F.where(condition, a, b), leaf((2, 3), 1), leaf((3,), 2))
-    x = leaf((2, 3))
-    filled = F.masked_fill(x, condition, -7.0)
-    np.testing.assert_array_equal(filled.data, np.where(condition, -7.0, x.data))
-    assert gradcheck(lambda x: F.masked_fill(x, condition, -7.0), x)
-
-
 def test_embedding_scatter_adds_repeated_ids():
     """Row 1 is looked up three times, so its gradient is the sum of three output gradients."""
     ids = np.array([[1, 1, 0], [1, 3, 3]])

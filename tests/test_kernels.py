@@ -11,10 +11,12 @@ Tolerances, and why:
 - matmul in float32 sums K products in float32, like BLAS: error grows with K, atol 1e-6 * K * scale.
 """
 
+import importlib.util
 import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -37,9 +39,9 @@ from minibert.kernels import (
     set_backend,
     simd,
     softmax,
-    threads,
     use_backend,
 )
+from minibert.runtime import threads
 
 FLOATS = [np.float32, np.float64]
 TOLERANCE = {np.float32: (1e-5, 1e-6), np.float64: (1e-12, 1e-13)}  # (rtol, atol per unit of magnitude)
@@ -409,54 +411,42 @@ MATMUL_SHAPES = [((1, 1), (1, 1)), ((7, 13), (13, 5)), ((2, 3, 7, 13), (2, 3, 13
                  ((37, 300), (300, 133)), ((3, 4, 33), (3, 33, 6))]
 
 
+def _lesson_module(name):
+    """A helper module of lessons/ (not a package: the lessons run as scripts), imported from its file and
+    registered under its own name, as a lesson's `import blocked_matmul` would be (Numba's cache records it)."""
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parent.parent / "lessons" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
-def test_matmul_loop_kernel_matches_blas(rng, dtype, shape_a, shape_b):
-    """The Numba loop kernel, forced, equals a @ b (forward) and grad @ b^T, a^T @ grad (backward) for odd
-    shapes, batched ones, and ones spanning several tiles (37x300 @ 300x133)."""
+def test_lesson_blocked_matmul_matches_blas(rng, dtype, shape_a, shape_b):
+    """Lesson 04's blocked loop kernel equals a @ b for odd shapes, batched ones, and ones spanning several
+    tiles (37x300 @ 300x133); also on the transposed views a backward pass multiplies."""
+    blocked_matmul = _lesson_module("blocked_matmul").blocked_matmul
     a = rng.standard_normal(shape_a).astype(dtype)
     b = rng.standard_normal(shape_b).astype(dtype)
     grad_c = rng.standard_normal(shape_a[:-1] + shape_b[-1:]).astype(dtype)
     inner = shape_a[-1]
-    assert_matches(matmul.matmul_forward_numba(a, b), a @ b, dtype, inner * 10)
-    for actual, expected in zip(matmul.matmul_backward_numba(grad_c, a, b),
-                                (grad_c @ b.swapaxes(-1, -2), a.swapaxes(-1, -2) @ grad_c), strict=True):
-        assert_matches(actual, expected, dtype, max(inner, shape_b[-1]) * 10)
+    assert_matches(blocked_matmul(a, b), a @ b, dtype, inner * 10)
+    assert_matches(blocked_matmul(grad_c, b.swapaxes(-1, -2)), grad_c @ b.swapaxes(-1, -2), dtype,
+                   shape_b[-1] * 10)
+    assert_matches(blocked_matmul(a.swapaxes(-1, -2), grad_c), a.swapaxes(-1, -2) @ grad_c, dtype,
+                   max(inner, shape_b[-1]) * 10)
 
 
-@pytest.mark.parametrize("threshold, expected_route", [(0, "BLAS"), (10**12, "loop")])
-@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
-def test_matmul_dispatcher_routes_by_blas_min_work(monkeypatch, rng, threshold, expected_route, shape_a,
-                                                   shape_b):
-    """Under the numba backend, matmul_forward and matmul_backward run the loop kernel below BLAS_MIN_WORK
-    and BLAS from there on, and give a @ b (and its gradients) either way."""
-    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
-    grad_c = rng.standard_normal(shape_a[:-1] + shape_b[-1:])
-    loop_calls = []
-    kernel = matmul.matmul_numba_kernel
-    monkeypatch.setattr(matmul, "matmul_numba_kernel", lambda x, y: loop_calls.append(1) or kernel(x, y))
-    monkeypatch.setattr(matmul, "BLAS_MIN_WORK", threshold)
-    with use_backend("numba"):
-        c = matmul.matmul_forward(a, b)
-        grad_a, grad_b = matmul.matmul_backward(grad_c, a, b)
-    assert ("loop" if loop_calls else "BLAS") == expected_route
-    atol = 1e-12 * shape_a[-1]
-    np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=atol)
-    np.testing.assert_allclose(grad_a, grad_c @ b.swapaxes(-1, -2), rtol=1e-12, atol=atol * 100)
-    np.testing.assert_allclose(grad_b, a.swapaxes(-1, -2) @ grad_c, rtol=1e-12, atol=atol * 100)
-
-
-@pytest.mark.parametrize("route", ["BLAS", "loop"])
-def test_matmul_writes_into_out_and_checks_it(monkeypatch, rng, route):
-    """With out=, matmul_forward and matmul_pair write the products there (a transposed view included), on
-    either route; an out of the wrong shape or dtype is refused with both shapes named."""
-    monkeypatch.setattr(matmul, "BLAS_MIN_WORK", 0 if route == "BLAS" else 10**12)
+def test_matmul_writes_into_out_and_checks_it(backend, rng):
+    """With out=, matmul_forward and matmul_pair write the products there (a transposed view included); an
+    out of the wrong shape or dtype is refused with both shapes named."""
     a, b = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 5, 6))
     out = np.zeros((3, 6, 4)).swapaxes(-1, -2)
-    with use_backend("numba"):
-        assert matmul.matmul_forward(a, b, out=out) is out
-        first, second = np.zeros((3, 4, 6)), np.zeros((3, 5, 5))
-        matmul.matmul_pair(a, b, a.swapaxes(-1, -2), a, out1=first, out2=second)
+    assert matmul.matmul_forward(a, b, out=out) is out
+    first, second = np.zeros((3, 4, 6)), np.zeros((3, 5, 5))
+    matmul.matmul_pair(a, b, a.swapaxes(-1, -2), a, out1=first, out2=second)
     np.testing.assert_allclose(out, a @ b, rtol=1e-12)
     np.testing.assert_allclose(first, a @ b, rtol=1e-12)
     np.testing.assert_allclose(second, a.swapaxes(-1, -2) @ a, rtol=1e-12)
@@ -512,6 +502,42 @@ def test_dropout_numba_equals_numpy_and_the_plain_formula(dtype, shape, p, seed)
         np.testing.assert_array_equal(y, expected)
         np.testing.assert_array_equal(np.signbit(y), np.signbit(expected))
         np.testing.assert_array_equal(backward(grad_y, kept, keep), grad_y * scale)
+
+
+class _SeedDraws:
+    """A stand-in for a Generator whose `random(shape)` returns the draws u of one dropout seed."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def random(self, shape):
+        return dropout.uniforms_numpy(self.seed, math.prod(shape)).reshape(shape)
+
+
+@given(shape=leading_shapes, keep=st.sampled_from([0.1, 0.5, 0.9, 1.0]), seed=seeds)
+def test_dropout_reference_is_the_textbook_rule_on_the_seeds_draws(shape, keep, seed):
+    """dropout_textbook (mask = u < keep, y = x * mask / keep) given the seed's draws keeps exactly the elements
+    the seeded reference keeps, with the same values (x / keep there, x * (1/keep) here: within an ulp)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    call_seed = dropout.draw_seed(rng)
+    y, mask = dropout.dropout_textbook(x, _SeedDraws(call_seed), keep)
+    reference, kept = dropout.dropout_forward_numpy(x, call_seed, keep)
+    np.testing.assert_array_equal(mask, kept)
+    np.testing.assert_allclose(y, reference, rtol=1e-15, atol=0)
+
+
+def test_dropout_textbook_keeps_keep_of_the_elements_and_the_mean():
+    """With a Generator's draws, the textbook rule keeps about keep of the elements (5 standard deviations),
+    zeroes the rest, scales the kept ones by 1/keep, and so keeps the mean of a constant input."""
+    x = np.full(200_000, 2.0)
+    for keep in (0.9, 0.5):
+        y, mask = dropout.dropout_textbook(x, np.random.default_rng(3), keep)
+        tolerance = 5 * np.sqrt(keep * (1 - keep) / x.size)
+        assert abs(mask.mean() - keep) < tolerance
+        np.testing.assert_array_equal(y[mask], 2.0 / keep)
+        assert not y[~mask].any()
+        assert abs(y.mean() - 2.0) < 2.0 / keep * tolerance
 
 
 @given(keep=st.floats(1e-6, 1.0), seed=seeds)

@@ -23,6 +23,7 @@ COMMANDS = {
     "attention": ("minibert.cli.attention", "draw each layer's and head's attention over a sentence"),
     "finetune": ("minibert.cli.finetune", "fine-tune BERT on a classification, QA or tagging task"),
     "predict": ("minibert.cli.predict", "run a fine-tuned model on new text"),
+    "embed": ("minibert.cli.embed", "sentence embeddings and their cosine similarities"),
 }
 
 

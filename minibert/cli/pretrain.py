@@ -70,6 +70,7 @@ def run(args):
     from minibert.train.presets import run_preset
     from minibert.train.pretrain import pretrain
     from minibert.train.progress import ProgressLine
+    from minibert.train.run_setup import train_fast
 
     fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp"]
     given = {field: getattr(args, field) for field in fields if getattr(args, field) is not None}
@@ -79,8 +80,12 @@ def run(args):
     progress = ProgressLine()
     start = time.perf_counter()
 
+    untold = [train_fast()]  # said before the run's first message, so that bad input still gets one line
+
     def log(message):
-        progress.message(f"[{time.perf_counter() - start:6.1f}s] {message}")
+        for line in [*untold, message]:
+            progress.message(f"[{time.perf_counter() - start:6.1f}s] {line}")
+        untold.clear()
 
     if args.resume:
         result = pretrain(None, out_dir, resume=True, overrides=given, data_dir=args.data_dir,

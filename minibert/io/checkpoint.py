@@ -43,15 +43,19 @@ def load_model(cls, path):
 
 
 def fit_to_model(state, model):
-    """Match checkpoint names to the model's, for loading an encoder from a model with heads.
+    """Match checkpoint names to the model's, across the "bert." prefix of a model with heads.
 
     A `BertModel`'s names have no "bert." prefix; those of `BertForPreTraining` (and HF's) do. When the model
     has no "bert." names but the checkpoint does, the prefix is dropped and the heads' weights are set
-    aside. Returns (state for the model, {name: why it was left out}).
+    aside. When the model has them and the checkpoint has none (a bare encoder, such as a
+    sentence-transformers model), the prefix is added, and the heads are left for the caller to find missing.
+    Returns (state for the model, {name: why it was left out}).
     """
-    own = model.state_dict()
-    if any(name.startswith(ENCODER_PREFIX) for name in own) or not any(
-            name.startswith(ENCODER_PREFIX) for name in state):
+    model_prefixed = any(name.startswith(ENCODER_PREFIX) for name in model.state_dict())
+    state_prefixed = any(name.startswith(ENCODER_PREFIX) for name in state)
+    if model_prefixed and not state_prefixed:
+        return {ENCODER_PREFIX + name: array for name, array in state.items()}, {}
+    if model_prefixed or not state_prefixed:
         return state, {}
     fitted, unused = {}, {}
     for name, array in state.items():

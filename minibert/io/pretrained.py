@@ -29,6 +29,10 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.txt"
 
+# A head's parameter prefix -> (its name, what a model without it cannot do).
+HEADS = {"cls.predictions.": ("MLM head", "fill in [MASK]"),
+         "cls.seq_relationship.": ("NSP head", "tell IsNext from NotNext")}
+
 
 def load_pretrained(cls, directory, dtype=None, strict=True, verbose=True):
     """Build a `cls` from a HuggingFace folder; see `SavableModel.from_pretrained`. Returns it in eval mode,
@@ -42,6 +46,8 @@ def load_pretrained(cls, directory, dtype=None, strict=True, verbose=True):
     model = cls(config)
     state, unused = fit_to_model(state, model)
     skipped.update(unused)
+    if strict:
+        refuse_missing_heads(weights_path, model, state)
     model.to(dtype or stored_dtype(state))
     missing, unexpected = model.load_state_dict(state, strict=strict)
     vocab_path = directory / VOCAB_FILE
@@ -49,6 +55,22 @@ def load_pretrained(cls, directory, dtype=None, strict=True, verbose=True):
     if verbose:
         _report(weights_path, model, len(state) - len(unexpected), renamed, skipped, missing, unexpected)
     return model.eval()
+
+
+def refuse_missing_heads(path, model, state):
+    """One clear line when a file lacks only the model's heads, instead of a list of a hundred names.
+
+    Such a file is an encoder saved alone (HF's `BertModel`), e.g. every sentence-transformers model.
+    """
+    missing = [name for name in model.state_dict() if name not in state]
+    heads = {prefix: head for prefix, head in HEADS.items() if any(name.startswith(prefix) for name in missing)}
+    if not heads or not all(name.startswith(tuple(heads)) for name in missing):
+        return
+    names = " and no ".join(f"{name} ({prefix}*)" for prefix, (name, _) in heads.items())
+    abilities = " or ".join(ability for _, ability in heads.values())
+    raise CheckpointError(f"{path} has no {names}, so this model cannot {abilities}; load the encoder alone "
+                          "with BertModel.from_pretrained (for sentence embeddings: python -m minibert embed), "
+                          "or pass strict=False to leave the heads at their initial values")
 
 
 def read_config(path):

@@ -1,17 +1,22 @@
 """The kernel layer: arrays in, arrays out; it knows nothing of Tensor.
 
-Each module pairs a readable NumPy reference with a Numba kernel, and a dispatcher picks one according to
-the backend switch (`set_backend("numba" | "numpy")`, or the MINIBERT_BACKEND environment variable).
+The contract, after llm.c's dev/cuda: each op's reference is the formula as a textbook writes it, in plain
+NumPy, and the fast version (a Numba kernel) is checked against that reference by the tests.
+The fast one may be as clever as it needs to be; the reference may not. Where the two must agree bit for bit
+(dropout's random draws), the textbook form stands beside the reference (`dropout.dropout_textbook`), and
+it is the one the lessons show. `set_backend("numba" | "numpy")` (or MINIBERT_BACKEND) runs the whole
+library on the kernels or on their references; matrix products go to BLAS under both (matmul.py).
 """
 
 from minibert.kernels.add_norm import add_norm_backward, add_norm_forward
-from minibert.kernels.arrays import DtypeError
+from minibert.kernels.arrays import FLOAT_DTYPES, DtypeError
 from minibert.kernels.attention_weights import attention_weights_backward, attention_weights_forward
 from minibert.kernels.backend import get_backend, set_backend, use_backend
 from minibert.kernels.cross_entropy import softmax_cross_entropy_backward, softmax_cross_entropy_forward
 from minibert.kernels.dropout import draw_seed, dropout_backward, dropout_forward
 from minibert.kernels.gelu import (
     bias_gelu_backward,
+    bias_gelu_forward,
     bias_gelu_with_slope,
     gelu_backward,
     gelu_forward,
@@ -28,12 +33,14 @@ from minibert.kernels.softmax import (
 )
 
 __all__ = [
+    "FLOAT_DTYPES",
     "DtypeError",
     "add_norm_backward",
     "add_norm_forward",
     "attention_weights_backward",
     "attention_weights_forward",
     "bias_gelu_backward",
+    "bias_gelu_forward",
     "bias_gelu_with_slope",
     "draw_seed",
     "dropout_backward",

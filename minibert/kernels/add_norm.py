@@ -1,23 +1,10 @@
 """The end of every BERT sublayer in one kernel: y = LayerNorm(residual + Dropout(h)), "Add & Norm".
 
-Done as three ops, dropout writes its output and a mask, the add reads both arrays and writes the sum, and
-LayerNorm reads the sum again: five passes over (B, S, H) arrays in the forward, and the backward makes its
-own passes for dropout's mask and gradient. Fused, the forward reads h and residual once and writes the
-sum s (which the backward needs) and y; the backward reads grad_y and s and writes grad_h and grad_residual.
-No mask is stored: dropout's draws are a function of the call's seed and the element's index (dropout.py),
-so the backward draws them again.
+Google modeling.py `transformer_model` ends attention and the feed-forward alike with
+`layer_norm(dropout(h) + residual)`; this computes it in one pass over memory, and its backward in one more:
 
-    s = residual + h * (1/keep where kept, else 0)
-    y, mean, rstd = LayerNorm(s)
-    grad_residual = grad_s (LayerNorm's backward),   grad_h = grad_s * (1/keep where kept, else 0)
-
-With the same seed the fused op keeps the same elements as `dropout_forward`, and the LayerNorm rows run
-through layernorm.py's own row functions. The sum may differ from the three ops' in its last bit: LLVM
-computes residual + h * (1/keep) as one fused multiply-add, rounded once instead of twice.
-
-Measured in mini's training step (2 cores, the median of 12 profiled steps, forward + backward): the
-dropouts, adds and LayerNorms of the embeddings and the eight sublayer ends took 19.7 ms as separate ops and
-take 14.2 ms with the sublayer ends fused. `bench/kernels.py` times one call both ways ("add & norm" rows).
+    s = residual + h * (1/keep where kept, else 0)      y, mean, rstd = LayerNorm(s)
+    grad_residual = grad_s (LayerNorm's backward)       grad_h = grad_s * (1/keep where kept, else 0)
 
 Shapes: h, residual, s, y (..., H); weight, bias (H,); mean, rstd (...). The kernels see rows (R, H).
 """
@@ -46,7 +33,7 @@ from minibert.kernels.layernorm import (
     normalise_row,
     normalise_row_backward,
 )
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references: the three ops one after the other
@@ -67,6 +54,16 @@ def add_norm_backward_numpy(grad_y, s, weight, mean, rstd, seed, keep):
 
 # ---------------------------------------------------------------------------------------------------------
 # Numba kernels: rows in parallel
+#
+# Why one kernel: done as three ops, dropout writes its output and a mask, the add reads both arrays and
+# writes the sum, and LayerNorm reads the sum again: five passes over (B, S, H) arrays in the forward, and the
+# backward makes its own passes for dropout's mask and gradient. Fused, the forward reads h and residual once
+# and writes the sum s (which the backward needs) and y; the backward reads grad_y and s and writes grad_h and
+# grad_residual. No mask is stored: dropout's draws are a function of the call's seed and the element's index
+# (dropout.py), so the backward draws them again, and with the same seed the kernel keeps the same elements as
+# `dropout_forward`. The LayerNorm rows run through layernorm.py's own row functions. The sum may differ from
+# the three ops' in its last bit: LLVM computes residual + h * (1/keep) as one fused multiply-add, rounded
+# once instead of twice. `bench/kernels.py` times one call both ways ("add & norm" in docs/performance.md).
 
 @njit(parallel=True, cache=True)
 def _add_norm_rows(h, residual, seed, threshold, inverse, weight, bias, eps):

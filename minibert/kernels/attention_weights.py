@@ -2,18 +2,11 @@
 
 In BERT's attention (Google modeling.py `attention_layer`) the scores q·kᵀ are scaled by 1/√D, masked,
 turned into weights by a softmax over the keys, and the weights go through dropout before they average the
-values. As separate ops that is a scaling pass over q, the softmax's pass, and dropout's pass over the
-(B, A, S, S) weights, which writes a mask as well. Here one pass over each row does all of it and writes
-the weights (`probs`, which the backward and attention maps need) and the dropped weights the values are
-averaged with. No mask is stored: the backward draws dropout's numbers again from the seed (dropout.py).
+values. This does all of it in one pass over each row:
 
     probs = softmax(scores * scale + mask)        dropped = probs * (1/keep where kept, else 0)
     backward:  grad_probs = grad_dropped * (1/keep where kept, else 0)
                grad_scores = scale * probs * (grad_probs - sum(grad_probs * probs))
-
-With the same seed this keeps the same elements as `dropout_forward`, and the softmax is softmax.py's own
-row function. Scaling the scores by 1/√D instead of q by 1/√D gives the same numbers when 1/√D is a power of
-two (D = 64 in every BERT size) and differs only by rounding otherwise.
 
 Shapes: scores, probs, dropped (..., C), e.g. (B, A, S, S); mask broadcastable to them, e.g. (B, 1, 1, S).
 """
@@ -41,7 +34,7 @@ from minibert.kernels.softmax import (
     softmax_forward_numpy,
     softmax_row,
 )
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references: the plain ops one after the other
@@ -61,6 +54,14 @@ def attention_weights_backward_numpy(grad_dropped, probs, scale, seed, keep):
 
 # ---------------------------------------------------------------------------------------------------------
 # Numba kernels: rows in parallel
+#
+# Why one kernel: as separate ops this is a scaling pass over q, the softmax's pass, and dropout's pass over
+# the (B, A, S, S) weights, which writes a mask as well. Here one pass over each row writes the weights
+# (`probs`, which the backward and attention maps need) and the dropped weights the values are averaged with.
+# No mask is stored: the backward draws dropout's numbers again from the seed (dropout.py), and with the same
+# seed the kernel keeps the same elements as `dropout_forward`; the softmax is softmax.py's own row function.
+# Scaling the scores by 1/√D instead of q by 1/√D gives the same numbers when 1/√D is a power of two (D = 64
+# in every BERT size) and differs only by rounding otherwise.
 
 @njit(parallel=True, cache=True)
 def _attention_weights_rows(scores, scale, mask_rows, mask_row_of, seed, threshold, inverse, single):

@@ -1,30 +1,11 @@
 """Inverted dropout (Srivastava et al. 2014), its random draws made inside the one pass over memory.
 
-Each element is kept with probability keep = 1 - p, and the kept ones are scaled by 1/keep, so that the
-expected output equals the input and eval mode needs no rescaling:
-
-    y = x * (1/keep)   where u < keep,   y = x * 0 elsewhere,   u ~ Uniform[0, 1) per element
-
-The draws are counter-based (as JAX's and, on GPUs, PyTorch's are): element i's u is a fixed function of
-the call's `seed` and of i alone, so no array of draws is ever written, any kernel in any order gets the
-same numbers, and the NumPy reference below computes them the same way. The function is SplitMix64
-(Steele, Lea & Flood 2014, with Stafford's "Mix13" constants, as in Vigna's splitmix64.c and Java's
-SplittableRandom): its i-th number from `seed` is mix(seed + i * GAMMA), 64 bits that pass BigCrush.
-Element i (counting from 0) takes number i + 1 and keeps its top 53 bits as u = bits / 2**53, the way
-NumPy makes a float64 in [0, 1). The seed is one number drawn from the caller's NumPy Generator per call,
-so a run is reproducible.
-
-Measured on mini's attention probabilities (32, 4, 128, 128), one thread: the forward took 1.9 ms with
-16-bit draws from the Generator (1.5 ms of it drawing) and takes 0.46 ms with the draws in the kernel.
-
-The forward returns which elements it kept, a bool array (one byte an element), and the backward scales
-the gradient by the same factors: dy/dx = 1/keep or 0.
-
-The NumPy reference makes its passes one at a time (draws, compare, cast, scale, multiply) and keeps a float
-scale per element; the Numba kernel makes one pass and keeps the bool. `x * 0` rather than a plain 0 keeps
-the sign of zero and NaN as the reference has them, so both give the same bits.
-
-Shapes: elementwise, any shape; the kernels see x flattened to (n,).
+Each element is kept with probability keep = 1 - p and the kept ones are scaled by 1/keep, so the expected
+output equals the input and eval mode needs no rescaling. `dropout_textbook` is that rule as every course
+writes it, the one the lessons show. The kernels keep the rule and change only where u comes from: element
+i's u is a fixed function of the call's `seed` and of i (SplitMix64, Steele, Lea & Flood 2014, counter-based
+as in JAX), so no array of draws is stored, the backward of a fused op can draw them again, and the NumPy
+reference and the Numba kernel drop the very same elements. Shapes: elementwise, any shape; kernels see (n,).
 """
 
 import math
@@ -34,10 +15,10 @@ from numba import njit, prange
 
 from minibert.kernels.arrays import DtypeError, float_array, same_shape
 from minibert.kernels.backend import choose
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: SplitMix64's step between counters
-MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+MIX_1 = np.uint64(0xBF58476D1CE4E5B9)  # Stafford's "Mix13" constants, as in splitmix64.c
 MIX_2 = np.uint64(0x94D049BB133111EB)
 SHIFT_1, SHIFT_2, SHIFT_3 = np.uint64(30), np.uint64(27), np.uint64(31)
 FRACTION_BITS = 53  # a float64's significand: u = (number >> 11) / 2**53
@@ -59,9 +40,18 @@ def keep_factors(keep, dtype):
 # ---------------------------------------------------------------------------------------------------------
 # Readable references (vectorised NumPy)
 
+def dropout_textbook(x, rng, keep):
+    """(y, mask): the rule itself, with the draws from a NumPy Generator. The references below apply the
+    same rule to draws made from a seed, so that the kernels can match them bit for bit."""
+    mask = rng.random(x.shape) < keep
+    y = x * mask / keep
+    return y, mask
+
+
 def splitmix64_numpy(seed, count):
-    """The first `count` numbers of SplitMix64 from `seed`: mix(seed + i * GAMMA) for i = 1 .. count.
-    (uint64 arithmetic wraps around modulo 2**64, which is what the generator wants.)"""
+    """SplitMix64 (Vigna's splitmix64.c, Java's SplittableRandom): 64-bit numbers that pass BigCrush."""
+    # The first `count` numbers from `seed`: mix(seed + i * GAMMA) for i = 1 .. count (uint64 arithmetic
+    # wraps around modulo 2**64, which is what the generator wants).
     z = np.uint64(seed) + np.arange(1, count + 1, dtype=np.uint64) * GAMMA
     z = (z ^ (z >> SHIFT_1)) * MIX_1
     z = (z ^ (z >> SHIFT_2)) * MIX_2
@@ -69,11 +59,14 @@ def splitmix64_numpy(seed, count):
 
 
 def uniforms_numpy(seed, size):
-    """The `size` draws u in [0, 1) of one call, float64: the top 53 bits of each SplitMix64 number."""
+    """The `size` draws u in [0, 1) of one call, float64: the top 53 bits of each SplitMix64 number, the way
+    NumPy makes a float64 (element i takes number i + 1)."""
     return (splitmix64_numpy(seed, size) >> DROP_LOW_BITS) * 2.0**-FRACTION_BITS
 
 
 def dropout_forward_numpy(x, seed, keep):
+    # dropout_textbook with u = uniforms_numpy(seed); the scale is kept as a float per element (the kernel
+    # keeps a bool), and `x * 0` rather than a plain 0 keeps the sign of zero and NaN as the kernel has them
     inverse, _ = keep_factors(keep, x.dtype)
     kept = (uniforms_numpy(seed, x.size) < keep).reshape(x.shape)
     return x * (kept.astype(x.dtype) * inverse), kept
@@ -105,7 +98,7 @@ def is_kept(seed, i, threshold):
 @njit(parallel=True, cache=True)
 def _dropout_flat(x, seed, threshold, inverse):
     # x (n,) -> y (n,), kept (n,) bool. One whole SplitMix64 number per element: cutting four 16-bit draws
-    # out of each number, as a first version did, made this loop 3 to 7 times slower here.
+    # out of each number, as a first version did, made this loop several times slower.
     y = np.empty_like(x)
     kept = np.empty(x.size, dtype=np.bool_)
     zero = inverse * 0

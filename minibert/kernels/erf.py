@@ -1,23 +1,11 @@
 """The error function erf, which NumPy lacks and the exact GELU needs: W. J. Cody's rational approximations.
 
 W. J. Cody, "Rational Chebyshev approximations for the error function", Mathematics of Computation 23
-(1969), 631-637. The coefficients are those of his double-precision routine CALERF (netlib `specfun`).
-For z = |x|, three ranges, each a ratio of two polynomials:
-
-    z <= 0.46875:      erf(x)  = x · A(z²) / B(z²)
-    0.46875 < z <= 4:  erfc(z) = exp(-z²) · C(z) / D(z)
-    z > 4:             erfc(z) = exp(-z²) / z · (1/√π - t · P(t) / Q(t)),   t = 1 / z²
-
-and erf(x) = sign(x) · (1 - erfc(z)) outside the first range. Measured against `math.erf` on a grid of
-[-8, 8]: largest error 2.2e-16 (NumPy) and 3.3e-16 (Numba, whose exp differs in the last bit), one or two
-units in the last place of 1 (tests/test_kernels.py checks 4.5e-16). The Numerical Recipes fit used before
-was good to 1.2e-7 only, which kept the NumPy backend off the float64 golden reference.
-
-Two versions of the same formulas:
-- `erf_numpy(x)`, vectorised: every range evaluated on the whole array, then `np.where` picks.
-- `erf(x)`, one number, compiled by Numba for use inside kernels. (Numba's own `math.erf` is a scalar
-  series expansion, about 20 ns a call here; this one is a few multiply-adds and one division, and a loop
-  calling it runs in SIMD registers when compiled with error_model="numpy", see simd.py.)
+(1969), 631-637; the coefficients of his double-precision routine CALERF (netlib `specfun`). Two versions of
+the same formulas: `erf_numpy(x)`, vectorised (every range evaluated on the whole array, then `np.where`
+picks), and `erf(x)`, one number, compiled by Numba for use inside kernels. Numba's own `math.erf` is a
+scalar library call; this one is a few multiply-adds and one division, so a loop calling it runs in SIMD
+registers when compiled with error_model="numpy" (see simd.py).
 """
 
 import math
@@ -27,6 +15,17 @@ from numba import njit
 
 from minibert.kernels.simd import fast_exp
 
+# For z = |x|, three ranges, each a ratio of two polynomials:
+#
+#     z <= 0.46875:      erf(x)  = x · A(z²) / B(z²)
+#     0.46875 < z <= 4:  erfc(z) = exp(-z²) · C(z) / D(z)
+#     z > 4:             erfc(z) = exp(-z²) / z · (1/√π - t · P(t) / Q(t)),   t = 1 / z²
+#
+# and erf(x) = sign(x) · (1 - erfc(z)) outside the first range. Against `math.erf` on a grid of [-8, 8] the
+# largest error is 2.2e-16 (NumPy) and 3.3e-16 (Numba, whose exp differs in the last bit), one or two units
+# in the last place of 1 (tests/test_kernels.py checks 4.5e-16). The Numerical Recipes fit used before was
+# good to 1.2e-7 only, which kept the NumPy backend off the float64 golden reference.
+#
 # Polynomial coefficients, highest power first (Cody's arrays, reordered for Horner's rule).
 ERF_NUMERATOR = (1.85777706184603153e-1, 3.16112374387056560e00, 1.13864154151050156e02,
                  3.77485237685302021e02, 3.20937758913846947e03)  # A

@@ -1,7 +1,7 @@
 """GELU, the activation of BERT's feed-forward layers (Hendrycks & Gimpel 2016): gelu(x) = x * Phi(x).
 
 Phi is the standard normal CDF, so a unit passes its input scaled by how likely a normal draw is to be
-below it. Two forms, as in mission.md:
+below it. Two forms, the values of `approximate` (`GELU_APPROXIMATIONS`, checked here for every layer above):
 - "none", the exact one: Phi(x) = 0.5 * (1 + erf(x / sqrt 2)). The paper's, the first Google release's and
   HuggingFace's `hidden_act="gelu"`.
 - "tanh", the approximation Google's code later switched to (`gelu_new`):
@@ -21,16 +21,16 @@ from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_ax
 from minibert.kernels.backend import choose
 from minibert.kernels.erf import INV_SQRT_2, INV_SQRT_2PI, erf, erf_numpy, normal_cdf_pdf_single
 from minibert.kernels.simd import fast_exp
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
-APPROXIMATIONS = ("none", "tanh")
+GELU_APPROXIMATIONS = ("none", "tanh")  # as torch.nn.functional.gelu names them
 SUM_CHUNKS = 64  # row chunks of the bias gradient's sum (see _times_slope_with_column_sums)
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 CUBIC = 0.044715
 
 
 def _check_approximate(approximate, op):
-    if approximate not in APPROXIMATIONS:
+    if approximate not in GELU_APPROXIMATIONS:
         raise ValueError(f"{op}: approximate={approximate!r} is not a GELU form; use 'none' (exact, erf) "
                          "or 'tanh'")
 
@@ -77,9 +77,9 @@ def bias_gelu_backward_numpy(grad_y, slope):
 # Numba kernels: every element in one fused pass, in parallel
 #
 # The tanh form is computed through the sigmoid: 0.5 * (1 + tanh(u)) = 1 / (1 + exp(-2u)), so it needs only
-# fast_exp, which vectorises (math.tanh would be a scalar library call, 4x slower than NumPy's np.tanh here).
+# fast_exp, which vectorises (math.tanh would be a scalar library call, slower than NumPy's np.tanh).
 # The exact form uses erf.py's erf (Cody's), the same formulas as the NumPy reference: Numba's math.erf is a
-# scalar series expansion that made the backward of a (B*S, 4H) activation take 40 ms instead of a few.
+# scalar series expansion, called one element at a time, which keeps the loop out of SIMD registers.
 # On float32 arrays it uses erf.py's `normal_cdf_pdf_single` instead (`single`), a fit to float32 precision
 # with one division where Cody's has three, whose exp also gives the density phi(x) the slope needs.
 # error_model="numpy": a division by zero gives inf instead of raising, so Numba adds no check per division
@@ -240,11 +240,8 @@ def gelu_with_slope(x, approximate="none"):
     return choose(gelu_with_slope_numpy, gelu_with_slope_numba)(x, approximate)
 
 
-def bias_gelu_with_slope(x, bias, approximate="none"):
-    """(y, dy/dz) of y = gelu(z), z = x + bias (bias (C,) added to every row of x (..., C)), in one pass: the
-    feed-forward's first Linear leaves its bias to this kernel, which adds it as it reads x, instead of a
-    pass of its own over the (B, S, I) activations."""
-    op = "bias_gelu_with_slope"
+def _checked_x_and_bias(x, bias, approximate, op):
+    """The form, x (..., C) as a float array and bias (C,) in x's dtype: the checks of both bias_gelu ops."""
     _check_approximate(approximate, op)
     x = float_array(x, "x", op)
     nonempty_last_axis(x, "x", op)
@@ -252,6 +249,21 @@ def bias_gelu_with_slope(x, bias, approximate="none"):
     if bias.shape != x.shape[-1:]:
         raise ShapeError(f"{op}: bias has shape {bias.shape}; it must be ({x.shape[-1]},), the last axis of x "
                          f"{x.shape}")
+    return x, bias
+
+
+def bias_gelu_forward(x, bias, approximate="none"):
+    """y = gelu(x + bias), bias (C,) added to every row of x (..., C): the forward alone, when no gradient is
+    wanted (evaluation), so no slope is computed or kept."""
+    x, bias = _checked_x_and_bias(x, bias, approximate, "bias_gelu_forward")
+    return choose(gelu_forward_numpy, gelu_forward_numba)(x + bias, approximate)
+
+
+def bias_gelu_with_slope(x, bias, approximate="none"):
+    """(y, dy/dz) of y = gelu(z), z = x + bias (bias (C,) added to every row of x (..., C)), in one pass: the
+    feed-forward's first Linear leaves its bias to this kernel, which adds it as it reads x, instead of a
+    pass of its own over the (B, S, I) activations."""
+    x, bias = _checked_x_and_bias(x, bias, approximate, "bias_gelu_with_slope")
     return choose(bias_gelu_with_slope_numpy, bias_gelu_with_slope_numba)(x, bias, approximate)
 
 

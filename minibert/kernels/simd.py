@@ -2,27 +2,9 @@
 
 Numba turns `math.exp` into a call to the C library, one element at a time: without Intel's SVML (not a
 dependency of minibert) LLVM cannot put it in SIMD registers, and NumPy's own vectorised `np.exp` then
-beats a Numba loop. `fast_exp` is plain arithmetic, so a loop that calls it vectorises.
-
-The classic recipe (Cody & Waite, "Software Manual for the Elementary Functions", 1980):
-    exp(x) = 2**n * exp(r),   n = round(x / ln 2),   r = x - n ln 2,   |r| <= ln(2)/2 ~ 0.347
-- `r` is computed with ln 2 split into a high part with trailing zero bits (so n * LN2_HI is exact) and a
-  small low part: this keeps r accurate to the last bit even when n is large.
-- exp(r) is its Taylor series up to r**12: the first term left out, 0.347**13 / 13!, is 1.7e-16 relative.
-- 2**n is built directly as a float64: exponent bits n + 1023 shifted into place.
-It works in float64 for both dtypes (float32 inputs are widened). Measured max relative error against
-np.exp in float64: 5e-16 (2 ulp); float32 results are within half a float32 ulp (6e-8).
-Inputs below -708 (where 2**n would leave float64's normal range) return 0; above 709, a huge finite number.
-The kernels only call it on x - max(x) <= 0, or where a huge value is harmless (1 / (1 + huge) = 0).
-
-A loop that sums (`total += value`) vectorises only if LLVM may add in another order (8 partial sums, then
-those): `VECTOR_SUMS` is the fastmath flag that allows just that, for a whole function. The kernels keep
-such sums in float64, so the changed order costs nothing measurable. But the flag lets LLVM regroup ANY
-additions in that function, e.g. (x + mask) - row_max into x + (mask - row_max), which is not a rounding
-difference when mask is -3.4e38. So a kernel carries VECTOR_SUMS only if all its values are of ordinary
-size; the softmax forward, which adds huge masks, stays strict, and only its helper that sums the exps (terms
-in [0, 1]) carries the flag. (Flags belong to the function that sets them: fast_exp and the helpers keep their
-own when inlined.)
+beats a Numba loop. `fast_exp` is plain arithmetic (Cody & Waite, "Software Manual for the Elementary
+Functions", 1980), so a loop that calls it vectorises; `VECTOR_SUMS` lets a loop's sum be reordered into
+SIMD lanes. Both are explained where they are defined below.
 """
 
 import math
@@ -35,7 +17,27 @@ LN2_HI = 6.93147180369123816490e-01  # ln 2 with its last 21 bits zeroed: n * LN
 LN2_LO = 1.90821492927058770002e-10  # ln 2 - LN2_HI
 EXP_MIN = -708.0
 EXP_MAX = 709.0
+
+# A loop that sums (`total += value`) vectorises only if LLVM may add in another order (8 partial sums, then
+# those): VECTOR_SUMS is the fastmath flag that allows just that, for a whole function. The kernels keep such
+# sums in float64, so the changed order costs nothing measurable. But the flag lets LLVM regroup ANY additions
+# in that function, e.g. (x + mask) - row_max into x + (mask - row_max), which is not a rounding difference
+# when mask is -3.4e38. So a kernel carries VECTOR_SUMS only if all its values are of ordinary size; the
+# softmax forward, which adds huge masks, stays strict, and only its helper that sums the exps (terms in
+# [0, 1]) carries the flag. (Flags belong to the function that sets them: fast_exp and the helpers keep their
+# own when inlined.)
 VECTOR_SUMS = {"reassoc"}
+
+# fast_exp, the classic recipe:
+#     exp(x) = 2**n * exp(r),   n = round(x / ln 2),   r = x - n ln 2,   |r| <= ln(2)/2 ~ 0.347
+# - r is computed with ln 2 split into a high part with trailing zero bits (so n * LN2_HI is exact) and a
+#   small low part: this keeps r accurate to the last bit even when n is large.
+# - exp(r) is its Taylor series up to r**12: the first term left out, 0.347**13 / 13!, is 1.7e-16 relative.
+# - 2**n is built directly as a float64: exponent bits n + 1023 shifted into place.
+# It works in float64 for both dtypes (float32 inputs are widened). Max relative error against np.exp in
+# float64: 5e-16 (2 ulp); float32 results are within half a float32 ulp (6e-8). Inputs below -708 (where
+# 2**n would leave float64's normal range) return 0; above 709, a huge finite number. The kernels only call
+# it on x - max(x) <= 0, or where a huge value is harmless (1 / (1 + huge) = 0).
 
 
 @njit(cache=True, fastmath={"contract"})  # contract: fused multiply-adds, one rounding each
@@ -84,8 +86,8 @@ def vector_max(values):
     """max(values) of a non-empty 1-D array, in its dtype: eight running maxima, combined at the end.
 
     A single running maximum is one long chain of dependent comparisons. Eight independent ones fill the
-    SIMD lanes, and a max gives the same answer in any order. Measured on rows of 128 float32 (attention's
-    scores at S = 128), one thread: 0.38 ms for 16,384 rows, against 0.62 ms for the single chain.
+    SIMD lanes, and a max gives the same answer in any order (bench/choices.py times both on attention's
+    score rows; docs/performance.md keeps the figures).
     """
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = values[0]
     whole = len(values) // 8 * 8

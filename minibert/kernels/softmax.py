@@ -18,7 +18,7 @@ from minibert.errors import ShapeError
 from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.backend import choose
 from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector_max
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 
 def prepare_mask(mask, x, op):
@@ -93,8 +93,7 @@ def mask_rows(mask, x):
 
 # The row kernel is cut into one helper per pass over the row, each a plain loop LLVM can run in SIMD lanes.
 # Written as one loop with an index step for the mask (0 for a one-entry mask row) and the exps, sum and max in
-# separate passes, the same kernel took twice as long: 2.0 ms against 0.8 for attention's (32, 4, 128, 128)
-# scores on 2 cores (4.0 against 1.6 on one).
+# separate passes, the same kernel ran markedly slower on attention's (B, A, S, S) scores.
 
 @njit(cache=True)
 def _scale_and_add_mask(x_row, scale, mask_row, z):

@@ -1,4 +1,4 @@
-"""The pretraining loss (BERT) and the next-token loss (GPT), for the seed's comparison.
+"""The pretraining loss (BERT) and the next-token loss (GPT), for the course's comparison.
 
 BERT (Google run_pretraining.py, `get_masked_lm_output` and `get_next_sentence_output`):
     MLM = sum(w · nll) / (sum(w) + 1e-5) over the P masked slots of each sequence, where w is 1 for a real

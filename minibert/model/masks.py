@@ -1,8 +1,9 @@
 """The attention mask: which keys each query may see. GPT and BERT differ by this one function.
 
-The seed article's point: a causal model (GPT) lets token i see only tokens 0..i, so when it guesses the
-blank in "小明给小红 ___ 一本书" it cannot see 书; BERT lets every token see every token. Both also hide
-padding: `attention_mask` is 1 for a real token and 0 for a [PAD], and no query ever attends to a [PAD] key.
+The point of the article the course follows (docs/background.md): a causal model (GPT) lets token i see only tokens
+0..i, so when it guesses the blank in "小明给小红 ___ 一本书" it cannot see 书; BERT lets every token see every token.
+Both also hide padding: `attention_mask` is 1 for a real token and 0 for a [PAD], and no query ever attends to a [PAD]
+key.
 
 `build_attention_mask` is the one place a mask is made; the model calls it once per forward pass, and every
 layer reuses the result. `mask_matrix` returns the same mask as a 0/1 grid to print in lessons:
@@ -47,7 +48,7 @@ def build_attention_mask(attention_mask, attention="bidirectional"):
 def mask_matrix(seq_len, attention="bidirectional", attention_mask=None):
     """The mask as 0/1 integers: (S, S) without `attention_mask`, (B, S, S) with one.
 
-    Row i, column j is 1 when token i may attend to token j: the grids the seed article draws.
+    Row i, column j is 1 when token i may attend to token j: the grids the course's article draws.
     """
     batch_mask = np.ones((1, seq_len), dtype=np.int64) if attention_mask is None else attention_mask
     batch_mask = np.asarray(batch_mask)

@@ -14,8 +14,7 @@ import numpy as np
 
 from minibert.autograd import Tensor
 from minibert.errors import CheckpointError, ConfigError
-
-FLOAT_DTYPES = (np.float32, np.float64)
+from minibert.kernels import FLOAT_DTYPES
 
 
 class Parameter(Tensor):

@@ -1,31 +1,15 @@
 """Adam, AdamW and BERT's AdamWeightDecay: three update rules, side by side.
 
-All three keep two running averages per parameter entry (Kingma & Ba 2015, "Adam", Algorithm 1):
-
-    m = β1·m + (1-β1)·g        the first moment: a smoothed gradient
-    v = β2·v + (1-β2)·g²       the second moment: a smoothed squared gradient
-
-and move each entry by about lr·m/√v, so every entry takes steps of similar size whatever the scale of
-its gradient. They differ in only two places:
+All three keep two running averages per entry (Kingma & Ba 2015, "Adam", Algorithm 1), m = β1·m + (1-β1)·g
+and v = β2·v + (1-β2)·g², and move each entry by about lr·m/√v, whatever the scale of its gradient:
 
     rule      weight decay                           step (t = number of steps taken, from 1)
     Adam      g = grad + wd·p   (L2, enters m, v)    p -= lr·m̂/(√v̂ + eps),  m̂ = m/(1-β1^t), v̂ = v/(1-β2^t)
     AdamW     p -= lr·wd·p      (decoupled)          p -= lr·m̂/(√v̂ + eps)
     BertAdam  update = m/(√v + eps) + wd·p           p -= lr·update          (no bias correction)
 
-- *Bias correction*: m and v start at 0, so early on they are too small; dividing by (1-β^t) undoes that.
-  Google's BERT code (`optimization.py`, `AdamWeightDecayOptimizer`) leaves it out; Devlin called this
-  "mostly an oversight" that the learning-rate warmup makes harmless, since early steps are tiny anyway.
-- *Weight decay*: with Adam's L2 term, the decay is divided by √v like the gradient, so parameters with
-  large gradients are barely decayed. AdamW (Loshchilov & Hutter 2019, "Decoupled Weight Decay
-  Regularization") shrinks the parameter directly instead; BERT's rule does the same inside its update.
-
-`Adam` and `AdamW` take the same arguments and give the same numbers as `torch.optim.Adam` and
-`torch.optim.AdamW` (PyTorch's defaults too: eps 1e-8). `BertAdam` defaults to Google's values, which
-`BERT_DEFAULTS` spells out so that the other rules can use them as well (see `bert_recipe.py`).
-
-Each update runs in place with NumPy's `out=` arguments and at most two reusable scratch arrays, slice
-by slice, so a step allocates no memory proportional to the model.
+Why they differ is said beside each class below. Each update runs in place, slice by slice, with at most two
+reusable scratch arrays, so a step allocates no memory proportional to the model.
 """
 
 import math
@@ -36,8 +20,8 @@ import numpy as np
 from minibert.errors import ConfigError
 from minibert.optim.optimizer import Optimizer
 
-# Entries updated at a time: 256 KB of float32, small enough to stay in a CPU's L2 cache. Measured on 2 cores
-# for 11M float32 parameters: 22 ms per AdamW step on whole arrays, 16 ms in slices (torch 2.13: 15 ms).
+# Entries updated at a time: 256 KB of float32, small enough to stay in a CPU's L2 cache (see _in_slices;
+# bench/choices.py times a step both ways, docs/performance.md keeps the figures).
 SLICE_SIZE = 65536
 
 # Google's pretraining hyperparameters (run_pretraining.py / optimization.py), for any of the three rules.
@@ -128,6 +112,12 @@ def _in_slices(*arrays):
         yield [array[start : start + SLICE_SIZE] for array in flat]
 
 
+# `Adam` and `AdamW` take the same arguments and give the same numbers as `torch.optim.Adam` and
+# `torch.optim.AdamW` (PyTorch's defaults too: eps 1e-8). Bias correction: m and v start at 0, so early on they
+# are too small; dividing by (1-β^t) undoes that. Weight decay: with Adam's L2 term the decay is divided by √v
+# like the gradient, so parameters with large gradients are barely decayed. AdamW (Loshchilov & Hutter 2019,
+# "Decoupled Weight Decay Regularization") shrinks the parameter directly instead.
+
 class Adam(_AdamFamily):
     """Adam with PyTorch's arguments; `weight_decay` adds an L2 term to the gradient (as torch.optim.Adam)."""
 
@@ -160,6 +150,11 @@ class AdamW(_AdamFamily):
         update_moments(grad, exp_avg, exp_avg_sq, beta1, beta2, work)
         bias_corrected_step(param, exp_avg, exp_avg_sq, step, group["lr"], beta1, beta2, group["eps"], work)
 
+
+# Google's BERT code (`optimization.py`, `AdamWeightDecayOptimizer`) leaves bias correction out; Devlin called
+# this "mostly an oversight" that the learning-rate warmup makes harmless, since early steps are tiny anyway.
+# Its decay is decoupled like AdamW's, but added inside the update. `BERT_DEFAULTS` spells out Google's values
+# so that the other rules can use them as well (see bert_recipe.py).
 
 class BertAdam(_AdamFamily):
     """Google's AdamWeightDecay (BERT's `optimization.py`): no bias correction, decay inside the update.

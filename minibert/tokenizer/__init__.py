@@ -3,6 +3,7 @@
 basic.py           cleaning, case and accents, punctuation and CJK splitting (BERT's basic tokenizer)
 wordpiece.py       greedy longest-match-first WordPiece on one word
 vocab.py           vocab.txt files and the special tokens
+tokenizer_json.py  HuggingFace's tokenizer.json read as a WordPiece vocabulary and its settings
 trainer.py         learning a WordPiece vocabulary from text
 bert_tokenizer.py  BertTokenizer: the pipeline, ids and model inputs
 """

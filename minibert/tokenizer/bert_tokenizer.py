@@ -19,6 +19,7 @@ import numpy as np
 
 from minibert.errors import TokenizerError
 from minibert.tokenizer.basic import BasicTokenizer
+from minibert.tokenizer.tokenizer_json import TOKENIZER_JSON_NAME, read_tokenizer_json
 from minibert.tokenizer.vocab import (
     CLS_TOKEN,
     MASK_TOKEN,
@@ -58,13 +59,23 @@ class BertTokenizer:
     def from_pretrained(cls, directory, **overrides):
         """Read a HuggingFace/Google model directory: its vocab.txt, and settings from tokenizer_config.json.
 
-        `directory` may also be the vocab.txt itself. Keyword arguments override the config file's settings.
+        Without a vocab.txt, the folder's tokenizer.json (HuggingFace's one-file format, the only one many recent
+        checkpoints ship) gives the vocabulary and the settings instead. `directory` may also be the
+        vocab.txt or tokenizer.json itself. Keyword arguments override the files' settings.
         """
         directory = os.fspath(directory)
         if os.path.isfile(directory):
             directory, vocab_file = os.path.dirname(directory), directory
         else:
             vocab_file = os.path.join(directory, VOCAB_FILE_NAME)
+            json_file = os.path.join(directory, TOKENIZER_JSON_NAME)
+            if not os.path.isfile(vocab_file) and os.path.isfile(json_file):
+                vocab_file = json_file
+        if vocab_file.endswith(".json"):
+            # The settings that HuggingFace's fast tokenizer uses are those in the file, so they win over
+            # tokenizer_config.json's (which the slow Python tokenizer reads).
+            tokens, settings = read_tokenizer_json(vocab_file)
+            return cls.from_vocab_list(tokens, **{**settings, **overrides})
         settings = {}
         config_file = os.path.join(directory, CONFIG_FILE_NAME)
         if os.path.isfile(config_file):

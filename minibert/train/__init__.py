@@ -12,6 +12,8 @@ logs.py             the JSONL log and the SVG curves drawn from it
 loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
 fill_mask.py        what the model guesses behind [MASK]
 attention_view.py   each layer's and head's attention, in the terminal and as SVG
+sentence_encoder.py sentence embeddings (pooling, normalisation) and their cosine similarities
+probe.py            the bidirectional probe: blanks that only the right-hand words decide
 """
 
 from minibert.train.evaluate import Evaluation, evaluate
@@ -19,8 +21,9 @@ from minibert.train.fill_mask import fill_mask
 from minibert.train.loading import load_for_inference
 from minibert.train.presets import RUN_PRESETS, RunConfig, run_preset
 from minibert.train.pretrain import Pretraining, RunResult, TrainingDiverged, pretrain, train_step
+from minibert.train.sentence_encoder import SentenceEncoder
 
 __all__ = [
-    "RUN_PRESETS", "Evaluation", "Pretraining", "RunConfig", "RunResult", "TrainingDiverged", "evaluate",
-    "fill_mask", "load_for_inference", "pretrain", "run_preset", "train_step",
+    "RUN_PRESETS", "Evaluation", "Pretraining", "RunConfig", "RunResult", "SentenceEncoder", "TrainingDiverged",
+    "evaluate", "fill_mask", "load_for_inference", "pretrain", "run_preset", "train_step",
 ]

@@ -32,8 +32,9 @@ def attention_maps(model, tokenizer, text, text_b=None):
         raise ShapeError(f"the text is {len(encoded['input_ids'])} tokens long, more than the model's "
                          f"max_position_embeddings={limit}; shorten it")
     model.eval()
+    encoder = getattr(model, "bert", model)  # a model with heads, or the encoder alone (BertModel)
     with no_grad():
-        output = model.bert(np.asarray([encoded["input_ids"]]), np.asarray([encoded["token_type_ids"]]),
+        output = encoder(np.asarray([encoded["input_ids"]]), np.asarray([encoded["token_type_ids"]]),
                             output_attentions=True)
     tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"])
     return tokens, [layer[0] for layer in output.attentions]  # L x (A, S, S)

@@ -1,8 +1,8 @@
 """A trained model and its tokenizer, from either kind of folder a user has:
 
 - a run folder written by `python -m minibert pretrain --out DIR`: `checkpoint.npz` and `vocab.txt`;
-- a HuggingFace `from_pretrained` folder: `config.json`, `model.safetensors` and `vocab.txt`
-  (our `save_pretrained`, or one downloaded from the Hub).
+- a HuggingFace `from_pretrained` folder: `config.json`, `model.safetensors` and `vocab.txt` or
+  `tokenizer.json` (our `save_pretrained`, or one downloaded from the Hub).
 
 Commands that take `--model DIR` call `load_for_inference(DIR)`, so both kinds work everywhere.
 """
@@ -13,6 +13,7 @@ from minibert.errors import CheckpointError
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
+from minibert.tokenizer.tokenizer_json import TOKENIZER_JSON_NAME
 from minibert.train.checkpointing import CHECKPOINT_FILE, load_checkpoint
 
 
@@ -35,11 +36,12 @@ def load_for_inference(directory):
     else:
         raise CheckpointError(f"{directory} holds neither {CHECKPOINT_FILE} (a run folder) nor {CONFIG_FILE} "
                               "(a from_pretrained folder); is it the right folder?")
-    if not vocab_path.is_file():
-        raise CheckpointError(f"{directory} has no {VOCAB_FILE}: the model cannot read text without the "
-                              "vocabulary it was trained with; copy it into the folder")
+    if not vocab_path.is_file() and not (directory / TOKENIZER_JSON_NAME).is_file():
+        raise CheckpointError(f"{directory} has no {VOCAB_FILE} (nor {TOKENIZER_JSON_NAME}): the model cannot "
+                              "read text without the vocabulary it was trained with; copy it into the folder")
     tokenizer = BertTokenizer.from_pretrained(directory)
     if tokenizer.vocab_size != model.config.vocab_size:
-        raise CheckpointError(f"{vocab_path} has {tokenizer.vocab_size} tokens but the model's vocab_size is "
+        source = vocab_path if vocab_path.is_file() else directory / TOKENIZER_JSON_NAME
+        raise CheckpointError(f"{source} has {tokenizer.vocab_size} tokens but the model's vocab_size is "
                               f"{model.config.vocab_size}; the vocabulary belongs to another model")
     return model.eval(), tokenizer

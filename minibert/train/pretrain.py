@@ -28,10 +28,9 @@ from pathlib import Path
 
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, MinibertError
-from minibert.kernels.allocator import reuse_freed_memory
-from minibert.kernels.threads import training_threads
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
+from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.checkpointing import (
@@ -218,7 +217,6 @@ class Pretraining:
 
     def _planned_steps(self, config):
         """Steps that fit in what is left of `minutes`, from the measured speed of warm passes."""
-        reuse_freed_memory()
         with training_threads(config.threads):
             seconds = run_setup.measure_pass_seconds(self.model, next(self.train_batches.epoch(0)),
                                                      config.use_nsp)
@@ -244,7 +242,6 @@ class Pretraining:
     def run(self, stop_after_steps=None, show_examples=True):
         """Train until the planned steps are done, the time is up, Ctrl-C, or `stop_after_steps` steps
         have been taken in all (a pause: the run can be resumed). Returns a `RunResult`."""
-        reuse_freed_memory()  # each step allocates the same large arrays: keep their pages (kernels/allocator.py)
         with training_threads(self.config.threads):
             return self._train(stop_after_steps, show_examples)
 

@@ -4,6 +4,8 @@
     print(heatmap(attention[0, head], tokens, tokens, title=f"layer 0, head {head}"))
     save_svg("out/attention.svg", heatmap_svg(attention[0, head], tokens, tokens))
     save_svg("out/loss.svg", line_chart_svg({"loss": (steps, losses)}, "training", "step", "loss"))
+
+`head_kinds.py` measures which heads attend to the previous or next token, [SEP], [CLS], or broadly.
 """
 
 from minibert.viz.svg import heatmap_svg, line_chart_svg, save_svg

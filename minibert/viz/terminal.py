@@ -49,7 +49,7 @@ def heatmap(matrix, row_labels=None, col_labels=None, title=None, value_range=No
 
 
 def mask_grid(mask, labels):
-    """A 0/1 mask printed as the seed article draws it: tokens across the top and down the side.
+    """A 0/1 mask printed as the course's article draws it: tokens across the top and down the side.
 
     Row i says which positions token i may attend to (1) or not (0); `mask_grid(causal, tokens)` shows
     GPT's lower triangle, an all-ones mask shows BERT.

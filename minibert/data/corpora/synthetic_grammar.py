@@ -1,10 +1,10 @@
 """The small bilingual grammar behind the `synthetic` corpus: its words, its templates, how text is rendered.
 
-The point of this grammar is the seed's example `小明 给 小红 ___ 一 本 书`: some words can only be
-predicted from their **right** context. A `RightContextFamily` is a set of blank words, each fixed by the
-noun that follows it (a measure word by its noun: 一 本 书, 一 杯 茶; a verb by its object: 喝 茶, 开 车;
-in English "a cup of tea", "drive the car"). Its sentences are built so that the left context carries no
-information about the blank:
+The point of this grammar is the example of the course's article (docs/background.md), `小明 给 小红 ___ 一 本 书`: some
+words can only be predicted from their **right** context. A `RightContextFamily` is a set of blank words, each fixed by
+the noun that follows it (a measure word by its noun: 一 本 书, 一 杯 茶; a verb by its object: 喝 茶, 开 车; in English
+"a cup of tea", "drive the car"). Its sentences are built so that the left context carries no information about the
+blank:
 
 1. the template, the people and the numeral are drawn first, without looking at the blank;
 2. then the blank word is drawn uniformly from the family, and its noun uniformly from that word's nouns.

@@ -1,7 +1,7 @@
 """The fine-tuning sets of the `synthetic` corpus: sentiment, extractive QA and entity tagging.
 
-They are the seed's fine-tuning examples made into small datasets that need no network, written in the
-formats of the public benchmarks so the same readers serve both:
+They are the fine-tuning examples of the course's article (docs/background.md) made into small datasets
+that need no network, written in the formats of the public benchmarks so the same readers serve both:
 
 - `sentiment_{train,dev}.tsv`: GLUE's SST-2 layout, a header `sentence<TAB>label`, then one sentence and
   its label (`positive` or `negative`) per line: `这部电影真好看	positive`. Negation and contrast decide
