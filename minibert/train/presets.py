@@ -7,27 +7,23 @@ that a checkpoint belongs to the run it continues.
 
     tiny  2 layers, H 64, on the `synthetic` corpus at 64 tokens: learns visibly in about a minute; for
           lessons and CI smoke tests
-    mini  4 layers, H 256 (BERT-Mini, Turc et al. 2019), on `pydocs` at 128 tokens, batch 32, 20 predictions
-          per sequence, the first 60% of the steps on 32-token sequences (batch 128, 5 predictions): the
-          laptop model; the default run takes about 15 minutes on 2 cores
+    mini  4 layers, H 256 (BERT-Mini, Turc et al. 2019), on `pydocs` at 128 tokens, batch 32: the laptop
+          model, with the recipe below; the default run takes 15 minutes, set-up included
 
-Change any field with `run_preset("mini", lr=1e-3)` or, on the command line, `--lr 1e-3`.
-
-Why these defaults differ from the BERT paper's (lr 1e-4, 10,000 warmup steps, dropout 0.1, 1M steps):
-a laptop run is a few thousand steps, not a million. With so few steps the model underfits, so
-- the learning rate is higher (AdamW 1e-3 for mini; the PyTorch floor in the issue used 5e-4 and plateaued
-  at 15.6% MLM accuracy; 2e-3 collapsed to predicting one token) and warmup is 10% of the run;
-- dropout is off for mini: it regularises against overfitting, which a 15-minute run never reaches
-  (Geiping & Goldstein 2022, "Cramming", §4.3, drop it for short budgets too);
-- AdamW's bias correction is on (BERT's own Adam leaves it out, which only warmup makes harmless);
-- the run starts on short sequences (`short_seq_length` below), as BERT did for speed (§A.2), because at
-  seq 128 mini sat at the unigram plateau (it predicts "the", "a", "." everywhere). Measured on pydocs,
-  two 12-minute runs sharing the 2 cores (one BLAS thread each), held-out MLM accuracy at 128 tokens:
-  14.7% after 9 minutes at seq 128 alone (that one with both cores), 18.8% with the first 60% of the steps
-  at seq 32, 17.9% with the first 85%; at seq 32 throughout the model reached 30.4% on 32-token text in 9
-  minutes, at seq 64 16.6% on 64-token text. 2e-3 collapsed to one token here too. With the schedule, the
-  30-minute run alone on the 2 cores (bench/learning_curve.py) reached held-out MLM accuracy 18.6%, 31.7%
-  and 42.6% (NSP 62.3%, 71.3%, 73.0%) at 10, 20 and 30 minutes.
+Change any field with `run_preset("mini", lr=1e-3)` or, on the command line, `--lr 1e-3`. The dataclass's
+own defaults are BERT's choices where a laptop run can keep them; the `mini` preset changes what a run of
+about a thousand steps needs (docs/learning.md measures each change, kept or not):
+- AdamW at lr 1e-3 (bias correction on), 10% warmup, dropout off: a short run underfits, it never reaches
+  the overfitting dropout guards against (Geiping & Goldstein 2022, "Cramming", §4.3);
+- the first steps on 32-token sequences (as BERT's §A.2 for speed, here because attention over few tokens
+  finds its neighbours sooner), with as many more sequences per batch;
+- 30% of each training sequence masked instead of 15% (Wettig et al. 2023, "Should You Mask 15% in Masked
+  Language Modeling?"): twice the predictions per step for little more work, since the MLM head runs on
+  the masked positions only; held-out text is still masked at 15%;
+- the learning rate held at its peak until the last 20% of the steps ("stable-decay");
+- the learned position table starts at the Transformer's sinusoids (minibert/model/position_init.py);
+- the training documents cut into sentence pairs several times (Google's dupe_factor), so NSP sees new
+  pairs instead of memorising a few thousand.
 """
 
 import dataclasses
@@ -57,6 +53,9 @@ class RunConfig:
     max_predictions_per_seq: int = 20  # P, masked positions per sequence at most
     masked_lm_prob: float = 0.15  # share of each training sequence to mask (BERT: 0.15; held-out: always 0.15)
     use_nsp: bool = True  # add next-sentence prediction to the loss (RoBERTa drops it)
+    # passes over the training documents when the data is built, each cutting them into other sentence
+    # pairs (Google's dupe_factor: 10); None: one pass (new masks are drawn every epoch anyway)
+    dupe_factor: int | None = None
     # Sequence-length schedule: the first `short_share` of the steps train on sequences of
     # `short_seq_length` tokens, with as many more per batch so a step holds the same tokens; the rest
     # on `max_seq_length`. BERT did this to save compute (§A.2: 90% of the steps at 128, then 512). Here it
@@ -103,6 +102,8 @@ class RunConfig:
             _check_whole("steps", self.steps, minimum=1)
         if self.eval_batches is not None:
             _check_whole("eval_batches", self.eval_batches, minimum=1)
+        if self.dupe_factor is not None:
+            _check_whole("dupe_factor", self.dupe_factor, minimum=1)
         if self.steps is None and self.minutes is None:
             raise ConfigError("a run needs an end: give steps (e.g. 1000) or minutes (e.g. 15)")
         for name in ("minutes", "eval_every_minutes"):

@@ -56,7 +56,8 @@ def prepare_data(config, data_dir=None, log=print):
     """Build or find the run's shards; returns (shard_dir, vocab_path, fingerprint of the data)."""
     shard_dir = Path(build_pretraining_data(
         config.corpus, data_dir, max_seq_length=config.max_seq_length,
-        max_predictions_per_seq=config.max_predictions_per_seq, vocab_size=config.vocab_size, log=log))
+        max_predictions_per_seq=config.max_predictions_per_seq, vocab_size=config.vocab_size,
+        dupe_factor=config.dupe_factor, log=log))
     manifest = read_manifest(shard_dir)
     vocab_path = shard_dir.parents[1] / "vocab.txt"
     fingerprint = {"vocab_sha256": hashlib.sha256(vocab_path.read_bytes()).hexdigest(),
