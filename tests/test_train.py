@@ -125,8 +125,9 @@ def test_same_seed_same_run_and_another_seed_another(small_corpus, tmp_path):
 
 def test_resume_after_a_pause_gives_bit_identical_losses(small_corpus, tmp_path):
     """Stop after 5 of 9 steps, resume: every loss, the final weights, Adam's moments, the generator state,
-    the data position and the held-out figures equal a run that never stopped. Dropout is on, so the random state must come back too; the pause falls mid-epoch,
-    between checkpoints (every 3 steps) and between evaluations (every 4)."""
+    the data position and the held-out figures equal a run that never stopped. Dropout is on, so the random
+    state must come back too; the pause falls mid-epoch, between checkpoints (every 3 steps) and between
+    evaluations (every 4)."""
     config = small_config(small_corpus, steps=9, dropout=0.1)
     straight = pretrain(config, tmp_path / "straight", data_dir=small_corpus.parent, **quiet())
     paused = pretrain(config, tmp_path / "paused", data_dir=small_corpus.parent, stop_after_steps=5,
