@@ -14,7 +14,7 @@ import pytest
 from test_kernels import assert_matches
 
 from minibert.kernels import add_norm, attention_weights, cross_entropy, dropout, gelu, layernorm, softmax
-from minibert.kernels.threads import PARALLEL_MIN_ELEMENTS
+from minibert.kernels.threads import PARALLEL_MIN_ELEMENTS, launch
 
 DTYPE = np.float32
 ROWS, COLS = 2 * 4 * 65, 128  # (B·A·S or B·S, H): 66,560 numbers, just above the threshold
@@ -38,15 +38,6 @@ def arrays(count, shape=(ROWS, COLS), seed=0, scale=1.0):
     return [(rng.standard_normal(shape) * scale).astype(DTYPE) for _ in range(count)]
 
 
-def on_one_thread(kernel, *args):
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return kernel(*args)
-    finally:
-        numba.set_num_threads(threads)
-
-
 def check(numba_kernel, numpy_kernel, args, scale=None):
     """The kernel on all threads matches the reference (within float32 tolerance, atol per unit of `scale`)
     and its own one-thread run (bit for bit); returns the threaded outputs."""
@@ -54,7 +45,7 @@ def check(numba_kernel, numpy_kernel, args, scale=None):
     outputs = threaded if isinstance(threaded, tuple) else (threaded,)
     wanted = numpy_kernel(*args)
     wanted = wanted if isinstance(wanted, tuple) else (wanted,)
-    single = on_one_thread(numba_kernel, *args)
+    single = launch(numba_kernel, 0, *args)  # launch runs work said to be small on one thread
     single = single if isinstance(single, tuple) else (single,)
     for index, (actual, reference, alone) in enumerate(zip(outputs, wanted, single, strict=True)):
         if reference.dtype == bool:  # dropout's mask of kept elements
