@@ -1,7 +1,7 @@
 """Tests for the `pretrain`, `fill-mask` and `attention` commands, run as a user runs them: in a separate
 process. They cover what only a real process shows: Ctrl-C (SIGINT) stopping cleanly and saving, a kill
-in the middle of writing a checkpoint, exit codes and one-line error messages. The signals are sent where the
-process waits for them (test_hardening_train.Child), so they land at a known step, not at a moment.
+in the middle of writing a checkpoint, exit codes and one-line error messages. The process sends itself the signal
+at a chosen point (test_hardening_train.Child), so it lands at a known step, not at a moment.
 
 Every run is the `tiny` preset on the small synthetic corpus of test_train.py, a few dozen steps at most.
 """
@@ -110,10 +110,7 @@ def test_ctrl_c_saves_and_resume_continues_bit_exactly(corpus, tmp_path):
     then trains the remaining steps, and every loss equals that of a run that was never interrupted."""
     options = small_options(corpus, steps=30, log_every=1, eval_every=10, checkpoint_every=1000)
     folder = tmp_path / "interrupted"
-    child = Child(["pretrain", *options, "--out", str(folder)], after_step=3)
-    assert child.wait_for("paused"), child.finish()
-    child.process.send_signal(signal.SIGINT)
-    code, stderr = child.finish()
+    code, stderr = Child(["pretrain", *options, "--out", str(folder)], "SIGINT", after_step=3).finish()
     assert code == 130 and "Ctrl-C" in stderr and "continue with: --resume" in stderr, stderr
     assert load_checkpoint(folder / "checkpoint.npz").position.step == 3
     code, _, stderr = finished(minibert("pretrain", "--resume", "--out", folder, "--data-dir", corpus.parent))
@@ -130,11 +127,9 @@ def test_killing_the_process_while_it_writes_a_checkpoint_keeps_the_last_good_on
     is given half the time the killed one already trained, so it stops at once on any machine."""
     folder = tmp_path / "killed"
     child = Child(["pretrain", *small_options(corpus, steps=10, checkpoint_every=1), "--out", str(folder)],
-                  in_save=2)
-    assert child.wait_for("paused"), child.finish()
+                  "SIGKILL", in_save=2)
+    assert child.finish()[0] == -signal.SIGKILL and "signalled" in child.marks
     assert [name for name in os.listdir(folder) if name.endswith(".tmp")]
-    child.process.kill()
-    child.finish()
     checkpoint = load_checkpoint(folder / "checkpoint.npz")
     assert checkpoint.position.step == 1
     minutes = checkpoint.position.elapsed_seconds / 120
