@@ -38,9 +38,11 @@ def arrays(count, shape=(ROWS, COLS), seed=0, scale=1.0):
     return [(rng.standard_normal(shape) * scale).astype(DTYPE) for _ in range(count)]
 
 
-def check(numba_kernel, numpy_kernel, args, scale=None):
-    """The kernel on all threads matches the reference (within float32 tolerance, atol per unit of `scale`)
-    and its own one-thread run (bit for bit); returns the threaded outputs."""
+def check_threaded(module, kernel, args, scale=None):
+    """`module`'s Numba kernel `kernel` on all threads matches its NumPy reference (within float32's
+    tolerance, atol per unit of `scale`) and its own one-thread run (bit for bit); returns the threaded
+    outputs."""
+    numba_kernel, numpy_kernel = getattr(module, f"{kernel}_numba"), getattr(module, f"{kernel}_numpy")
     threaded = numba_kernel(*args)
     outputs = threaded if isinstance(threaded, tuple) else (threaded,)
     wanted = numpy_kernel(*args)
@@ -64,12 +66,10 @@ def test_softmax_forward_and_backward(log):
     mask[1, ..., COLS // 2:] = np.finfo(DTYPE).min
     x = x.reshape(2, 4, 65, COLS)
     mask = softmax.prepare_mask(mask, x, "test")
-    forward = (softmax.log_softmax_forward_numba, softmax.log_softmax_forward_numpy) if log else \
-        (softmax.softmax_forward_numba, softmax.softmax_forward_numpy)
-    backward = (softmax.log_softmax_backward_numba, softmax.log_softmax_backward_numpy) if log else \
-        (softmax.softmax_backward_numba, softmax.softmax_backward_numpy)
-    y = check(*forward, (x, mask), scale=float(np.max(np.abs(forward[1](x, mask)))))
-    check(*backward, (grad_y.reshape(x.shape), y), scale=COLS * float(np.max(np.abs(grad_y))))
+    name = "log_softmax" if log else "softmax"
+    y = check_threaded(softmax, f"{name}_forward", (x, mask), scale=float(np.max(np.abs(x))) + 1.0)
+    check_threaded(softmax, f"{name}_backward", (grad_y.reshape(x.shape), y),
+                   scale=COLS * float(np.max(np.abs(grad_y))))
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
@@ -79,24 +79,20 @@ def test_gelu_and_bias_gelu_forward_and_backward(approximate):
     x, grad_y = arrays(2, seed=2, scale=3.0)
     bias = np.random.default_rng(3).standard_normal(COLS).astype(DTYPE)
     scale = float(np.max(np.abs(x)) + np.max(np.abs(bias)))
-    check(gelu.gelu_forward_numba, gelu.gelu_forward_numpy, (x, approximate), scale)
-    check(gelu.gelu_backward_numba, gelu.gelu_backward_numpy, (grad_y, x, approximate),
-          scale * float(np.max(np.abs(grad_y))))
-    check(gelu.gelu_with_slope_numba, gelu.gelu_with_slope_numpy, (x, approximate), scale)
-    _, slope = check(gelu.bias_gelu_with_slope_numba, gelu.bias_gelu_with_slope_numpy, (x, bias, approximate),
-                     scale)
-    check(gelu.bias_gelu_backward_numba, gelu.bias_gelu_backward_numpy, (grad_y, slope),
-          scale=ROWS * float(np.max(np.abs(grad_y * slope))))
+    check_threaded(gelu, "gelu_forward", (x, approximate), scale)
+    check_threaded(gelu, "gelu_backward", (grad_y, x, approximate), scale * float(np.max(np.abs(grad_y))))
+    check_threaded(gelu, "gelu_with_slope", (x, approximate), scale)
+    _, slope = check_threaded(gelu, "bias_gelu_with_slope", (x, bias, approximate), scale)
+    check_threaded(gelu, "bias_gelu_backward", (grad_y, slope), scale=ROWS * float(np.max(np.abs(grad_y * slope))))
 
 
 def test_layer_norm_forward_and_backward():
     """LayerNorm over 128 features: (y, mean, rstd), then (grad_x, grad_weight, grad_bias)."""
     x, grad_y = arrays(2, seed=4)
     weight, bias = np.random.default_rng(5).standard_normal((2, COLS)).astype(DTYPE)
-    _, mean, rstd = check(layernorm.layer_norm_forward_numba, layernorm.layer_norm_forward_numpy,
-                          (x, weight, bias, 1e-5), scale=10.0)
-    check(layernorm.layer_norm_backward_numba, layernorm.layer_norm_backward_numpy,
-          (grad_y, x, weight, mean, rstd), scale=ROWS * float(np.max(np.abs(grad_y)) * np.max(np.abs(weight))))
+    _, mean, rstd = check_threaded(layernorm, "layer_norm_forward", (x, weight, bias, 1e-5), scale=10.0)
+    check_threaded(layernorm, "layer_norm_backward", (grad_y, x, weight, mean, rstd),
+                   scale=ROWS * float(np.max(np.abs(grad_y)) * np.max(np.abs(weight))))
 
 
 @pytest.mark.parametrize("keep", [1.0, 0.9])
@@ -104,11 +100,10 @@ def test_add_norm_forward_and_backward(keep):
     """Dropout, residual add and LayerNorm as one kernel (every sublayer's end), with and without dropout."""
     h, residual, grad_y = arrays(3, seed=6)
     weight, bias = np.random.default_rng(7).standard_normal((2, COLS)).astype(DTYPE)
-    _, s, mean, rstd = check(add_norm.add_norm_forward_numba, add_norm.add_norm_forward_numpy,
-                             (h, residual, SEED, keep, weight, bias, 1e-5), scale=10.0)
-    check(add_norm.add_norm_backward_numba, add_norm.add_norm_backward_numpy,
-          (grad_y, s, weight, mean, rstd, SEED, keep),
-          scale=ROWS * float(np.max(np.abs(grad_y)) * np.max(np.abs(weight))) / keep)
+    _, s, mean, rstd = check_threaded(add_norm, "add_norm_forward", (h, residual, SEED, keep, weight, bias, 1e-5),
+                                      scale=10.0)
+    check_threaded(add_norm, "add_norm_backward", (grad_y, s, weight, mean, rstd, SEED, keep),
+                   scale=ROWS * float(np.max(np.abs(grad_y)) * np.max(np.abs(weight))) / keep)
 
 
 @pytest.mark.parametrize("keep", [1.0, 0.9])
@@ -117,18 +112,17 @@ def test_attention_weights_forward_and_backward(keep):
     scores, grad_dropped = (a.reshape(2, 4, 65, COLS) for a in arrays(2, seed=8, scale=3.0))
     mask = np.zeros((2, 1, 1, COLS), DTYPE)
     mask[0, ..., 100:] = np.finfo(DTYPE).min
-    probs, _ = check(attention_weights.attention_weights_forward_numba,
-                     attention_weights.attention_weights_forward_numpy, (scores, mask, 0.125, SEED, keep),
-                     scale=1.0 / keep)
-    check(attention_weights.attention_weights_backward_numba, attention_weights.attention_weights_backward_numpy,
-          (grad_dropped, probs, 0.125, SEED, keep), scale=COLS * float(np.max(np.abs(grad_dropped))) / keep)
+    probs, _ = check_threaded(attention_weights, "attention_weights_forward", (scores, mask, 0.125, SEED, keep),
+                              scale=1.0 / keep)
+    check_threaded(attention_weights, "attention_weights_backward", (grad_dropped, probs, 0.125, SEED, keep),
+                   scale=COLS * float(np.max(np.abs(grad_dropped))) / keep)
 
 
 def test_dropout_forward_and_backward():
     """Dropout's mask from the seed, and its backward: the same bits on every thread count and backend."""
     x, grad_y = arrays(2, seed=9)
-    _, kept = check(dropout.dropout_forward_numba, dropout.dropout_forward_numpy, (x, SEED, 0.9))
-    check(dropout.dropout_backward_numba, dropout.dropout_backward_numpy, (grad_y, kept, 0.9))
+    _, kept = check_threaded(dropout, "dropout_forward", (x, SEED, 0.9))
+    check_threaded(dropout, "dropout_backward", (grad_y, kept, 0.9))
 
 
 def test_cross_entropy_forward_and_backward():
@@ -136,7 +130,5 @@ def test_cross_entropy_forward_and_backward():
     logits = arrays(1, seed=10, scale=5.0)[0]
     rng = np.random.default_rng(11)
     targets, grad_nll = rng.integers(0, COLS, ROWS), rng.random(ROWS).astype(DTYPE)
-    _, logsumexp = check(cross_entropy.softmax_cross_entropy_forward_numba,
-                         cross_entropy.softmax_cross_entropy_forward_numpy, (logits, targets), scale=20.0)
-    check(cross_entropy.softmax_cross_entropy_backward_numba, cross_entropy.softmax_cross_entropy_backward_numpy,
-          (grad_nll, logits, targets, logsumexp))
+    _, logsumexp = check_threaded(cross_entropy, "softmax_cross_entropy_forward", (logits, targets), scale=20.0)
+    check_threaded(cross_entropy, "softmax_cross_entropy_backward", (grad_nll, logits, targets, logsumexp))
