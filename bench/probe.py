@@ -55,7 +55,7 @@ def read_probe(path, tokenizer):
 
 
 def own_sentence(items):
-    """The items with only the sentence that holds the blank, like the seed's `小明给小红 ___ 一本书`
+    """The items with only the sentence that holds the blank, like the article's `小明给小红 ___ 一本书`
     (probe.jsonl also gives the sentence before it)."""
     shortened = []
     for text, choice_ids, answer, family in items:

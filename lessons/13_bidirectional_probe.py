@@ -36,7 +36,7 @@ KINDS = ("bidirectional", "causal")
 tokenizer = BertTokenizer(SYNTHETIC / "vocab.txt")
 
 # (text with [MASK], candidate ids, index of the answer among them, family), with only the sentence that
-# holds the blank, like the seed's `小明给小红 ___ 一本书` (probe.jsonl also gives the one before it, which
+# holds the blank, like the article's `小明给小红 ___ 一本书` (probe.jsonl also gives the one before it, which
 # bench/probe.py reads too)
 probe = own_sentence(read_probe(SYNTHETIC / "probe.jsonl", tokenizer)[0])
 print(f"{len(probe)} probe items, e.g. {probe[0][0]!r}")
