@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 
+from minibert.cli.arguments import Parser
 from minibert.errors import MinibertError
 
 # command name -> (module, one-line help). Add a line here when you add a command module.
@@ -27,7 +28,7 @@ COMMANDS = {
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m minibert", description="BERT from nothing but NumPy.")
+    parser = Parser(prog="python -m minibert", description="BERT from nothing but NumPy.")
     parser.add_argument("--debug", action="store_true", help="show the full traceback on errors")
     commands = parser.add_subparsers(dest="command", metavar="command")
     for name, (module_name, help_text) in COMMANDS.items():

@@ -9,14 +9,16 @@ writes all of them to one SVG (--svg, default attention.svg in the model folder)
 
 from pathlib import Path
 
+from minibert.cli.arguments import whole_number
+
 
 def add_arguments(parser):
     parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
     parser.add_argument("text", metavar="SENTENCE", help="the sentence to look at")
     parser.add_argument("--pair", default=None, metavar="SENTENCE", help="a second segment (B)")
-    parser.add_argument("--layer", type=int, action="append", default=None,
+    parser.add_argument("--layer", type=whole_number("a layer number", minimum=0), action="append", default=None,
                         help="only this layer, from 0 (repeat for several)")
-    parser.add_argument("--head", type=int, action="append", default=None,
+    parser.add_argument("--head", type=whole_number("a head number", minimum=0), action="append", default=None,
                         help="only this head, from 0 (repeat for several)")
     parser.add_argument("--svg", default=None, metavar="FILE", help="where to write the SVG")
 
