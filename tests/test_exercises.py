@@ -113,7 +113,7 @@ def test_start_refuses_to_overwrite_and_reset_keeps_a_backup(tmp_path):
 
 def test_a_second_reset_never_replaces_the_first_backup(tmp_path, capsys):
     """`reset 02` twice: the second reset replaced ws.old, and the work saved there was lost. Now each reset
-    takes the next free name (ws.old, ws.old.2, ...) and says where the work went."""
+    takes the next free name (ws.old, ws.2.old, ...) and says where the work went."""
     from minibert.exercises.__main__ import main as exercises_main
 
     target = tmp_path / "ws"
@@ -123,9 +123,9 @@ def test_a_second_reset_never_replaces_the_first_backup(tmp_path, capsys):
     assert f"your previous files are in {tmp_path / 'ws.old'}" in capsys.readouterr().out
     (target / "notes.txt").write_text("second attempt")
     _, backup = workspace.reset("02", target)
-    assert backup == tmp_path / "ws.old.2"
+    assert backup == tmp_path / "ws.2.old"
     assert (tmp_path / "ws.old" / "notes.txt").read_text() == "first attempt"
-    assert (tmp_path / "ws.old.2" / "notes.txt").read_text() == "second attempt"
+    assert (tmp_path / "ws.2.old" / "notes.txt").read_text() == "second attempt"
 
 
 def test_check_of_a_workspace_with_deleted_files_hints_at_reset(tmp_path, capsys):

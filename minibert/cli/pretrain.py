@@ -69,6 +69,8 @@ def add_arguments(parser):
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="run folder for checkpoints, logs and curves (default runs/<preset>-<corpus>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="start afresh in --out even if it holds a run, a log.jsonl or a vocab.txt")
     parser.add_argument("--data-dir", default=None, metavar="DIR",
                         help="where the corpus, vocabulary and shards live (default data/<corpus>)")
     for option, (field, parse, help_text) in RUN_OPTIONS.items():
@@ -108,7 +110,7 @@ def run(args):
             given["steps"] = None
         config = run_preset(preset, **given)
         result = pretrain(config, out_dir, data_dir=args.data_dir, show_examples=args.show_examples,
-                          progress=progress, log=log)
+                          progress=progress, log=log, overwrite=args.overwrite)
     if result.evaluation is not None:
         print(f"step {result.step}/{result.total_steps}: {result.evaluation.summary()}")
     print(f"run folder: {result.out_dir}")

@@ -23,7 +23,7 @@ def main(argv=None):
     commands.add_parser("list", help="the lessons and their exercises")
     for name, help_text in (("start", "write the workspace of lesson NN (default folder exercises/NN)"),
                             ("check", "run the tests of lesson NN against your workspace"),
-                            ("reset", "start lesson NN over; the old workspace is kept as <dir>.old (.old.2, ...)")):
+                            ("reset", "start lesson NN over; the old workspace is kept as <dir>.old (.2.old, ...)")):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("lesson", help="the lesson number, 01 to 11")
         sub.add_argument("--dir", default=None, help="the workspace folder (default: exercises/NN)")

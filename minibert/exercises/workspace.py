@@ -20,6 +20,7 @@ from pathlib import Path
 
 from minibert.exercises import catalog
 from minibert.exercises.markers import MarkerError, fill_source, find_exercises, stub_source
+from minibert.io.overwrite import free_name
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the reference minibert/ that stubs are cut from
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
@@ -103,24 +104,15 @@ def start(number, directory=None, overwrite=False, package_dir=PACKAGE_DIR):
 def reset(number, directory=None, package_dir=PACKAGE_DIR):
     """Start lesson `number` over. Returns (the new workspace, the backup of the old one or None).
 
-    The old workspace is renamed `<dir>.old`, or `<dir>.old.2`, `.old.3`, ... when that exists: a backup
-    holds a student's work, so a second reset never replaces the first one's."""
+    The old workspace is renamed `<dir>.old`, or `<dir>.2.old`, `<dir>.3.old`, ... when that exists: a
+    backup holds a student's work, so a second reset never replaces the first one's."""
     directory = Path(directory or default_dir(number))
     backup = None
     if directory.exists():
         _check_is_workspace(directory)
-        backup = free_backup_name(directory)
+        backup = free_name(directory.with_name(directory.name + ".old"))
         directory.rename(backup)
     return start(number, directory, package_dir=package_dir), backup
-
-
-def free_backup_name(directory):
-    """`<dir>.old`, or the first of `<dir>.old.2`, `<dir>.old.3`, ... that does not exist yet."""
-    backup, number = directory.with_name(directory.name + ".old"), 1
-    while backup.exists():
-        number += 1
-        backup = directory.with_name(f"{directory.name}.old.{number}")
-    return backup
 
 
 def restore_reference(directory, package_dir=PACKAGE_DIR):
@@ -198,6 +190,6 @@ def _readme(lesson, metadata, directory):
               f"    python -m pytest {directory.as_posix()}        # the same tests, pytest's own report", "",
               "Each test says in its docstring what it checks; the gradient checks (minibert.gradcheck) are "
               "the referee. Start over with `python -m minibert.exercises reset "
-              f"{lesson.number}` (your current files are kept in `{directory.name}.old`, or `.old.2`, ... if that "
-              "exists).", ""]
+              f"{lesson.number}` (your current files are kept in `{directory.name}.old`, or "
+              f"`{directory.name}.2.old`, ... if that exists).", ""]
     return "\n".join(lines)
