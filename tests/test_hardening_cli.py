@@ -26,7 +26,7 @@ CASES = {
     "vocab: not UTF-8": (["vocab", "--corpus", "latin1.txt", "--out", "v.txt"], "not UTF-8"),
     "vocab: size below the alphabet": (["vocab", "--corpus", "two_docs.txt", "--out", "v.txt", "--size", "3"],
                                        "vocab_size=3"),
-    "vocab: output is a folder": (["vocab", "--corpus", "two_docs.txt", "--out", "."], "Is a directory"),
+    "vocab: output is a folder": (["vocab", "--corpus", "two_docs.txt", "--out", "."], ". is a folder"),
     "data: no such corpus": (["data", "--corpus", "missing.txt", "--out", "d"], "'missing.txt'"),
     "data: empty corpus": (["data", "--corpus", "empty.txt", "--out", "d"], "is empty"),
     "data: one document": (["data", "--corpus", "one_doc.txt", "--out", "d"], "no document breaks"),

@@ -7,13 +7,14 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from test_cli_pretrain import finished, minibert, small_options
 from test_train import quiet, small_config, small_corpus  # noqa: F401 (small_corpus is a fixture)
 
 from minibert.io.overwrite import WouldOverwrite
-from minibert.io.run_lock import LOCK_FILE, FolderInUse, RunLock
+from minibert.io.run_lock import LOCK_FILE, RunLock
 from minibert.train.logs import read_log
 from minibert.train.pretrain import Pretraining, pretrain
 
@@ -25,16 +26,22 @@ def dead_pid():
     return process.pid
 
 
-def test_the_lock_holds_the_pid_and_refuses_a_second_holder(tmp_path):
-    """The lock file holds the owner's pid; while it is held, another lock on the folder is refused with
-    that pid named; released, the folder can be locked again."""
-    with RunLock(tmp_path / "run") as lock:
-        assert (tmp_path / "run" / LOCK_FILE).read_text().strip() == str(os.getpid())
-        with pytest.raises(FolderInUse, match=rf"run is in use by pid {os.getpid()}"):
-            RunLock(tmp_path / "run").acquire()
-        assert lock.held
-    assert not (tmp_path / "run" / LOCK_FILE).exists()
-    with RunLock(tmp_path / "run"):
+def test_the_lock_holds_the_pid_and_refuses_another_process(tmp_path):
+    """The lock file holds the owner's pid; while it is held, another process is refused with that pid
+    named; a second lock in the same process shares it, and the file goes with the last release."""
+    folder = tmp_path / "run"
+    try_lock = ("import sys; from minibert.io.run_lock import RunLock, FolderInUse\n"
+                "try:\n    RunLock(sys.argv[1]).acquire()\nexcept FolderInUse as error:\n    print(error)")
+    with RunLock(folder) as lock:
+        assert (folder / LOCK_FILE).read_text().strip() == str(os.getpid())
+        refused = subprocess.run([sys.executable, "-c", try_lock, str(folder)], capture_output=True, text=True,
+                                 check=True, cwd=Path(__file__).resolve().parents[1])
+        assert f"run is in use by pid {os.getpid()}" in refused.stdout, refused
+        with RunLock(folder):
+            assert lock.held
+        assert (folder / LOCK_FILE).is_file()
+    assert not (folder / LOCK_FILE).exists()
+    with RunLock(folder):
         pass
 
 

@@ -44,6 +44,8 @@ def add_arguments(parser):
     parser.add_argument("--random-init", action="store_true",
                         help="start from random weights of the model's config and vocabulary, to measure "
                              "what pretraining is worth")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace what --out holds (an earlier fine-tuned model); without it, it must be new")
     parser.add_argument("--seed", type=seed(), default=0, help="seed of the head, dropout and example order")
 
 
@@ -66,7 +68,7 @@ def run(args):
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                               warmup_proportion=args.warmup, seed=args.seed)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
-                                     args.random_init, options)
+                                     args.random_init, options, overwrite=args.overwrite)
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())
     print(f"best dev epoch {result.best_epoch}: {best} ({task.main_metric} decides); "
           f"{result.seconds:.0f} s; model saved in {args.out}")

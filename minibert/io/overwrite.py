@@ -28,10 +28,13 @@ def describe(path):
     return f"a file of {stat.st_size:,} bytes from {when}"
 
 
-def check_can_write(path, overwrite, option):
+def check_can_write(path, overwrite, option, folder=True):
     """Raise `WouldOverwrite` if `path` exists (a non-empty folder, or a file) and `overwrite` is false.
-    `option` names the command-line option that chose the path, for the advice."""
+    `option` names the command-line option that chose the path, for the advice; folder=False: the path
+    names a file, and a folder there is refused even with `overwrite`."""
     path = Path(path)
+    if not folder and path.is_dir():
+        raise WouldOverwrite(f"{path} is a folder; give {option} the name of a file (e.g. {path / 'out'})")
     if overwrite or not path.exists() or (path.is_dir() and not any(path.iterdir())):
         return
     raise WouldOverwrite(f"{path} already exists ({describe(path)}); pass --overwrite to replace it, or "

@@ -8,7 +8,9 @@ for exactly one process, atomically, on every POSIX file system and on Windows.
 The lock file `D/.lock` holds the pid of the run that owns the folder. A run killed with SIGKILL (or a
 power cut) cannot remove it, so a lock whose pid no longer runs is stale: the next run takes it over,
 under a short-lived second lock (`D/.lock.takeover`) so that two runs finding the same stale lock do not
-both take it. The lock is released when the run ends, however it ends (`with RunLock(D): ...`); a folder
+both take it. The lock belongs to a process: within one process (a notebook, the tests) a second run
+object on the folder shares it, and the file goes when the last one releases it. It is released when the
+run ends, however it ends (`with RunLock(D): ...`); a folder
 the lock created and the run left empty (it failed before writing anything) is removed with it.
 """
 
@@ -22,6 +24,7 @@ from minibert.errors import MinibertError
 LOCK_FILE = ".lock"
 TAKEOVER_FILE = ".lock.takeover"
 WRITE_GRACE_SECONDS = 2.0  # a lock just created may not hold its pid yet: wait this long before judging it
+_HELD_HERE = {}  # lock file (resolved) -> how many RunLocks of this process hold it
 
 
 class FolderInUse(MinibertError, OSError):
@@ -76,6 +79,11 @@ class RunLock:
     def acquire(self):
         self.created_folder = not self.folder.exists()
         self.folder.mkdir(parents=True, exist_ok=True)
+        key = self.path.resolve()
+        if _HELD_HERE.get(key) and read_pid(self.path) == os.getpid():
+            _HELD_HERE[key] += 1
+            self.held = True
+            return self
         first_seen = time.monotonic()
         while not _create(self.path):
             owner = read_pid(self.path)
@@ -86,6 +94,7 @@ class RunLock:
                 time.sleep(0.01)  # created an instant ago, its pid not written yet
                 continue
             self._take_over_stale(owner)
+        _HELD_HERE[key] = 1
         self.held = True
         return self
 
@@ -106,12 +115,17 @@ class RunLock:
 
     def release(self):
         """Remove the lock if it is ours (a lock file that holds another pid is not touched)."""
-        if self.held and read_pid(self.path) == os.getpid():
+        if not self.held:
+            return
+        self.held = False
+        key = self.path.resolve()
+        _HELD_HERE[key] = _HELD_HERE.get(key, 1) - 1
+        if _HELD_HERE[key] <= 0 and read_pid(self.path) == os.getpid():
+            del _HELD_HERE[key]
             with contextlib.suppress(OSError):
                 self.path.unlink()
                 if self.created_folder:
                     self.folder.rmdir()  # fails, as it should, unless the folder is empty
-        self.held = False
 
     def __enter__(self):
         return self.acquire()
