@@ -35,6 +35,7 @@ OS_ERROR_ADVICE = {
     errno.ENOENT: "check the path",
     errno.EACCES: "you may not write or read there; choose another path",
     errno.ENOSPC: "the disk is full; free some space or choose another disk",
+    errno.EEXIST: "something of that name is in the way (a file where a folder belongs?); choose another path",
 }
 
 
