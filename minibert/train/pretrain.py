@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minibert.data.problems import DataWarning
-from minibert.errors import CheckpointError, MinibertError
+from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.io.atomic import atomic_write
 from minibert.io.overwrite import check_can_write
 from minibert.io.pretrained import VOCAB_FILE
@@ -123,11 +123,16 @@ def batch_stream(batches, epoch, skip):
     """Yield (epoch, index in epoch, batch) from batch `skip` of `epoch` on, epoch after epoch.
 
     Epoch e's batches and masks depend only on (seed, e), so skipping the used ones replays a stopped
-    run's data exactly (masking a batch takes milliseconds, so the skip is quick)."""
+    run's data exactly (masking a batch takes milliseconds, so the skip is quick). An epoch without a single
+    batch would make this loop spin forever without yielding, so it is refused."""
     while True:
-        for index, batch in enumerate(batches.epoch(epoch)):
-            if index >= skip:
-                yield epoch, index, batch
+        count = 0
+        for count, batch in enumerate(batches.epoch(epoch), start=1):
+            if count > skip:
+                yield epoch, count - 1, batch
+        if count == 0:
+            raise DataError(f"epoch {epoch} of the training data holds no batch; use a smaller --batch-size or "
+                            "a larger corpus")
         epoch, skip = epoch + 1, 0
 
 
