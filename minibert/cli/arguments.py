@@ -4,7 +4,7 @@
 is checked by the argparse `type` that reads it, so a bad one stops the command before anything runs, with
 one line naming the option, the value and what it must be:
 
-    error: argument --doc-stride: 0 is too small: the window step (tokens) must be a whole number >= 1
+    error: argument --doc-stride: 0 is out of range: the window step (tokens) must be a whole number >= 1
 
 The library checks its own arguments too (a caller may not come through the command line); these checks
 only make the command line's answer immediate and precise.
