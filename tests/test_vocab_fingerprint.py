@@ -45,7 +45,8 @@ def test_a_folders_vocabulary_is_reused_only_for_its_corpus_and_size(tmp_path):
 
 
 def test_a_vocabulary_the_user_put_there_is_used_as_it_is(tmp_path):
-    """A vocab.txt with no record of being trained here is the user's: used, not replaced."""
+    """A vocab.txt with no record of being trained here, or edited since, is the user's: used, not
+    replaced."""
     (tmp_path / "small.txt").write_text(SMALL)
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(set(SMALL) - {" ", "\n"})]
     (tmp_path / "vocab.txt").write_text("\n".join(tokens) + "\n")
@@ -53,6 +54,12 @@ def test_a_vocabulary_the_user_put_there_is_used_as_it_is(tmp_path):
     build(tmp_path / "small.txt", tmp_path, 60, messages)
     assert (tmp_path / "vocab.txt").read_text().split() == tokens
     assert any("not trained here, used as it is" in message for message in messages)
+    (tmp_path / "vocab.txt").unlink()
+    build(tmp_path / "small.txt", tmp_path, 60, messages)  # trained here, recorded
+    edited = (tmp_path / "vocab.txt").read_text() + "zebra\n"
+    (tmp_path / "vocab.txt").write_text(edited)
+    build(tmp_path / "small.txt", tmp_path, 50, messages)  # changed since: the user's, even at a new size
+    assert (tmp_path / "vocab.txt").read_text() == edited
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@
    of a Google-format file (one sentence per line, a blank line between documents), checked by the corpora
    package (empty file, no document break: errors; one-sentence documents: warnings with file and line).
 2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer unless it was trained here on this
-   corpus file with this size (recorded in `vocab.source.json`) or the user put it there.
+   corpus file with this size (recorded in `vocab.source.json`) or is the user's own (no record).
 3. Tokens: the corpus is tokenized once into a memory-mapped `TokenStore` (token_store.py).
 4. Split: a seeded share of the documents (`eval_fraction`) is held out for evaluation. Held-out documents
    are never trained on: not as A, not as B, not as the random document of a NotNext pair.
@@ -95,10 +95,10 @@ def resolve_vocabulary(corpus_path, out_dir, vocab_size, log):
     """`out_dir/vocab.txt`, trained on the corpus unless it is one trained here on that very corpus file
     with that size, or one the user put there; returns the tokenizer.
 
-    Two corpus files in one folder share it, so a vocabulary trained here is recorded with its corpus and
-    size (`vocab.source.json`) and reused only for them: reusing a 25-token vocabulary of another file
-    for `--vocab-size 1000` silently turned most words into [UNK]. A vocab.txt without a record is the
-    user's own (or from an older minibert) and is used as it is.
+    Two corpus files in one folder share it, so a vocabulary trained here is recorded with its corpus, its
+    size and its sha256 (`vocab.source.json`) and reused only for them: reusing a 25-token vocabulary of
+    another file for `--vocab-size 1000` silently turned most words into [UNK]. A vocab.txt without a
+    record, or changed since (its sha256 differs), is the user's own: it is used as it is, never replaced.
     """
     from minibert.tokenizer import BertTokenizer, train_wordpiece
 
@@ -106,21 +106,24 @@ def resolve_vocabulary(corpus_path, out_dir, vocab_size, log):
     stat = os.stat(corpus_path)
     wanted = {"corpus": str(Path(corpus_path).resolve()), "corpus_bytes": stat.st_size,
               "corpus_mtime_ns": stat.st_mtime_ns, "vocab_size": vocab_size}
-    recorded = _read_vocab_record(record_path)
-    if path.is_file() and recorded is None and not record_path.exists():
+    recorded = _read_vocab_record(record_path) if path.is_file() else None
+    ours = recorded is not None and recorded.get("vocab_sha256") == vocab_fingerprint(path)
+    if path.is_file() and not ours:
         log(f"vocabulary: {path}, not trained here, used as it is (delete it to train one of {vocab_size} "
             f"tokens on {corpus_path})")
-    elif path.is_file() and recorded == wanted:
+    elif ours and all(recorded.get(key) == value for key, value in wanted.items()):
         log(f"vocabulary: {path} (trained on {corpus_path}, {vocab_size} tokens)")
     else:
-        if path.is_file():
-            log(f"{path} was trained on another corpus or size ({recorded}); training one for this corpus")
+        if ours:
+            log(f"{path} was trained on {recorded.get('corpus')} with {recorded.get('vocab_size')} tokens; "
+                "training one for this corpus and size")
         log(f"training a WordPiece vocabulary of {vocab_size} tokens on {corpus_path}")
         started = time.perf_counter()
         record_path.unlink(missing_ok=True)  # no record while vocab.txt and the record disagree
         train_wordpiece([corpus_path], vocab_size, out=path, progress=Progress(log))
         with atomic_write(record_path) as file:
-            file.write((json.dumps(wanted, indent=1) + "\n").encode("utf-8"))
+            record = {**wanted, "vocab_sha256": vocab_fingerprint(path)}
+            file.write((json.dumps(record, indent=1) + "\n").encode("utf-8"))
         log(f"wrote {path} in {time.perf_counter() - started:.1f} s")
     return BertTokenizer(path)
 
