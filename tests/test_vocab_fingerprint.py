@@ -12,7 +12,9 @@ from test_train import quiet, small_config, small_corpus  # noqa: F401 (small_co
 from minibert.cli import main
 from minibert.data.build import build_pretraining_data
 from minibert.errors import CheckpointError
-from minibert.tokenizer import BertTokenizer
+from minibert.finetune.saved_model import load_finetuned
+from minibert.model import BertConfig, BertForPreTraining
+from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
 from minibert.train.loading import load_for_inference
 from minibert.train.pretrain import pretrain
 
@@ -85,3 +87,29 @@ def test_a_reordered_vocabulary_is_refused(run_folder, tmp_path, capsys):
         main(["fill-mask", "--model", str(copy), "a [MASK] ."])
     error = capsys.readouterr().err.strip().splitlines()
     assert caught.value.code == 2 and len(error) == 1 and "sha256 differs" in error[0]
+
+
+def test_a_fine_tuned_models_reordered_vocabulary_is_refused(tmp_path, capsys):
+    """The same for a folder written by `finetune --out`: finetune.json records the vocabulary's sha256 and
+    `predict` checks it."""
+
+    words = [*"abcdefgh"]
+    BertForPreTraining(BertConfig.preset("tiny", num_hidden_layers=1, vocab_size=len(SPECIAL_TOKENS) + len(words))) \
+        .save_pretrained(tmp_path / "model")
+    BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *words]).save_pretrained(tmp_path / "model")
+    (tmp_path / "train.tsv").write_text("sentence\tlabel\na b\tpos\nc d\tneg\n")
+    with pytest.raises(SystemExit) as caught:
+        main(["finetune", "--task", "glue-tsv", "--model", str(tmp_path / "model"), "--out", str(tmp_path / "tuned"),
+              "--train", str(tmp_path / "train.tsv"), "--dev", str(tmp_path / "train.tsv"), "--epochs", "1"])
+    assert caught.value.code == 0
+    load_finetuned(tmp_path / "tuned")
+    vocab = tmp_path / "tuned" / "vocab.txt"
+    lines = vocab.read_text(encoding="utf-8").splitlines()
+    lines[5], lines[6] = lines[6], lines[5]
+    vocab.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as caught:
+        main(["predict", "--model", str(tmp_path / "tuned"), "a b"])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert caught.value.code == 2 and len(error) == 1
+    assert "not the vocabulary this model was fine-tuned with" in error[0]
