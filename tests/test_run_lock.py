@@ -14,7 +14,7 @@ from test_cli_pretrain import finished, minibert, small_options
 from test_train import quiet, small_config, small_corpus  # noqa: F401 (small_corpus is a fixture)
 
 from minibert.io.overwrite import WouldOverwrite
-from minibert.io.run_lock import LOCK_FILE, RunLock
+from minibert.io.run_lock import LOCK_FILE, TAKEOVER_FILE, RunLock
 from minibert.train.logs import read_log
 from minibert.train.pretrain import Pretraining, pretrain
 
@@ -45,14 +45,18 @@ def test_the_lock_holds_the_pid_and_refuses_another_process(tmp_path):
         pass
 
 
-def test_a_stale_lock_is_taken_over(tmp_path):
-    """A run killed with SIGKILL leaves its lock behind; its pid no longer runs, so the next run takes the
-    folder (and says so through `took_over`)."""
+@pytest.mark.parametrize("content", ["dead", "0\n", "", "not a pid\n"])
+def test_a_stale_lock_is_taken_over(tmp_path, content):
+    """A run killed with SIGKILL leaves its lock behind; its pid no longer runs (or the file never got a
+    pid: a kill between creating and writing it), so the next run takes the folder, and says so through
+    `took_over`. A stale takeover marker of a taker that died is no obstacle either."""
     folder = tmp_path / "run"
     folder.mkdir()
-    (folder / LOCK_FILE).write_text(f"{dead_pid()}\n")
+    (folder / LOCK_FILE).write_text(f"{dead_pid()}\n" if content == "dead" else content)
+    (folder / TAKEOVER_FILE).write_text(f"{dead_pid()}\n" if content == "dead" else "")
     with RunLock(folder) as lock:
         assert lock.took_over and (folder / LOCK_FILE).read_text().strip() == str(os.getpid())
+    assert sorted(os.listdir(folder)) == []
 
 
 def test_a_folder_the_lock_created_goes_when_the_run_wrote_nothing(tmp_path):

@@ -32,7 +32,10 @@ class FolderInUse(MinibertError, OSError):
 
 
 def pid_is_running(pid):
-    """Whether a process with this pid exists (signal 0 checks without sending anything)."""
+    """Whether a process with this pid exists (signal 0 checks without sending anything). 0 and negative
+    numbers name process groups, not a process: never a lock's owner."""
+    if pid is None or pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -102,7 +105,7 @@ class RunLock:
         """Remove the lock of a process that no longer runs, unless another run got to it first."""
         takeover = self.folder / TAKEOVER_FILE
         if not _create(takeover):
-            if not pid_is_running(read_pid(takeover) or 0):
+            if not pid_is_running(read_pid(takeover)):
                 takeover.unlink(missing_ok=True)  # a taker that died in these few lines
             time.sleep(0.01)
             return

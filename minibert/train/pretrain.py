@@ -211,14 +211,12 @@ class Pretraining:
             remove_partial_files(self.out_dir)
             self.run_log.path.unlink(missing_ok=True)
             (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)  # only there with overwrite=True
-            with atomic_write(self.out_dir / VOCAB_FILE) as file:  # fill-mask reads it from here
-                file.write(vocab_path.read_bytes())
+            self._copy_vocabulary(vocab_path)
         else:
             run_setup.check_same_run(checkpoint, self.model, self.data_fingerprint, self.checkpoint_path)
             self.position = checkpoint.position
             if not (self.out_dir / VOCAB_FILE).is_file():  # deleted: the data's is the same (same sha256)
-                with atomic_write(self.out_dir / VOCAB_FILE) as file:
-                    file.write(vocab_path.read_bytes())
+                self._copy_vocabulary(vocab_path)
                 self.log(f"restored {self.out_dir / VOCAB_FILE} from {vocab_path}")
         self.scheduler = run_setup.build_scheduler(self.optimizer, config, self.position.total_steps)
         self.short_steps = round(config.short_share * self.position.total_steps) if self.short_batches else 0
@@ -229,6 +227,11 @@ class Pretraining:
         self.last_checkpoint_step = checkpoint.position.step if checkpoint else None
         self.evaluation = None  # the last `Evaluation`, its step and its time
         self.last_evaluation_step, self.last_evaluation_seconds = None, self.position.elapsed_seconds
+
+    def _copy_vocabulary(self, vocab_path):
+        """The data's vocab.txt into the run folder, where fill-mask and attention read it."""
+        with atomic_write(self.out_dir / VOCAB_FILE) as file:
+            file.write(Path(vocab_path).read_bytes())
 
     def _checkpoint_to_resume(self, resume, overwrite):
         exists = self.checkpoint_path.is_file()
