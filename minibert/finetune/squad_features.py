@@ -97,9 +97,13 @@ def answer_token_span(offsets, answer_start, answer_end):
 def check_doc_stride(doc_stride):
     """A window step must be a whole number >= 1: with 0 (or less) the next window starts where the last
     one did, and the windows never reach the end of the passage."""
-    if type(doc_stride) is not int or doc_stride < 1:
+    if not _is_count(doc_stride) or doc_stride < 1:
         raise ConfigError(f"doc_stride={doc_stride!r}: the step between windows must be a whole number of "
                           "tokens >= 1 (run_squad.py: 128)")
+
+
+def _is_count(value):
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
 def window_spans(num_tokens, max_tokens, doc_stride):
@@ -108,7 +112,7 @@ def window_spans(num_tokens, max_tokens, doc_stride):
     The loop ends: every pass moves `start` by min(length, doc_stride) >= 1 (length >= 1 because the
     window did not reach the end), so it reaches num_tokens within num_tokens passes."""
     check_doc_stride(doc_stride)
-    if type(max_tokens) is not int or max_tokens < 1:
+    if not _is_count(max_tokens) or max_tokens < 1:
         raise ConfigError(f"max_tokens={max_tokens!r}: a window must hold at least one passage token")
     spans, start = [], 0
     while True:
