@@ -94,7 +94,7 @@ def test_fill_mask_and_attention_commands_read_a_run_folder(run_folder, tmp_path
     (["pretrain", "--resume", "--out", "{run}", "--lr", "0.5"], "the checkpoint was made with lr=0.003"),
     (["pretrain", "--preset", "tiny", "--max-seq-length", "1000", "--out", "{empty}"],
      "exceeds the 'tiny' model's max_position_embeddings=128"),
-    (["pretrain", "--preset", "tiny", "--batch-size", "0", "--out", "{empty}"], "batch_size=0"),
+    (["pretrain", "--preset", "tiny", "--batch-size", "0", "--out", "{empty}"], "--batch-size: 0"),
 ])
 def test_bad_input_gets_one_clear_line_and_exit_code_2(run_folder, tmp_path, arguments, words):
     """Each mistake ends the command before any training with `error: ...` naming the problem."""

@@ -507,3 +507,23 @@ def test_run_log_records_start_train_eval_end(trained_run):
     assert records[0]["config"]["model"] == "tiny"
     assert [record["step"] for record in records if record["kind"] == "train"] == [1, 2, 3]
     assert json.loads((trained_run / "log.jsonl").read_text().splitlines()[-1])["stopped"] == "finished"
+
+
+def test_a_batch_stream_over_epochs_without_batches_stops():
+    """batch_stream loops over epochs until its caller stops; an epoch of no batch made it spin forever
+    without yielding. It is refused instead; a stream that skips a whole epoch moves on to the next."""
+    from minibert.errors import DataError
+    from minibert.train.pretrain import batch_stream
+
+    class Batches:
+        def __init__(self, sizes):
+            self.sizes = sizes
+
+        def epoch(self, epoch):
+            return [f"e{epoch}b{index}" for index in range(self.sizes[epoch % len(self.sizes)])]
+
+    with pytest.raises(DataError, match="epoch 0 of the training data holds no batch"):
+        next(batch_stream(Batches([0]), 0, 0))
+    stream = batch_stream(Batches([2]), 0, 2)  # epoch 0 used up: the stream starts at epoch 1
+    assert [next(stream) for _ in range(3)] == [(1, 0, "e1b0"), (1, 1, "e1b1"), (2, 0, "e2b0")]
+
