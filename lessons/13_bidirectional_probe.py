@@ -24,30 +24,26 @@ import numpy as np
 from minibert.autograd import no_grad
 from minibert.data.corpora.synthetic import probe_items
 from minibert.tokenizer import BertTokenizer
-from minibert.train import fill_mask, load_for_inference, pretrain, run_preset, train_step
+from minibert.train import fill_mask, load_for_inference, pretrain, run_preset
 from minibert.train.attention_view import attention_maps, tile_svgs
-from minibert.train.probe import probe_accuracy, read_probe, report
+from minibert.train.probe import (
+    left_context_only,
+    own_sentence,
+    probe_accuracy,
+    read_probe,
+    report,
+    train_on_blanks,
+)
 from minibert.train.progress import ProgressLine
-from minibert.train.run_setup import build_model, build_optimizer, build_scheduler
 from minibert.viz import heatmap, heatmap_svg, sparkline
 
 SYNTHETIC = course.ROOT / "data" / "synthetic"
 KINDS = ("bidirectional", "causal")
 tokenizer = BertTokenizer(SYNTHETIC / "vocab.txt")
 
-
-def own_sentence(items):
-    """The items with only the sentence that holds the blank, like the article's `小明给小红 ___ 一本书`
-    (probe.jsonl also gives the sentence before it, which bench/probe.py reads too)."""
-    shortened = []
-    for text, choice_ids, answer, family in items:
-        left, right = text.split("[MASK]")
-        start = max(left.rfind("。"), left.rfind(". ")) + 1  # just after the previous sentence's end
-        shortened.append((left[start:].strip() + " [MASK]" + right, choice_ids, answer, family))
-    return shortened
-
-
-# (text with [MASK], candidate ids, index of the answer among them, family); see minibert/train/probe.py
+# (text with [MASK], candidate ids, index of the answer among them, family), with only the sentence that
+# holds the blank, like the article's `小明给小红 ___ 一本书` (probe.jsonl also gives the one before it, which
+# bench/probe.py reads too)
 probe = own_sentence(read_probe(SYNTHETIC / "probe.jsonl", tokenizer)[0])
 print(f"{len(probe)} probe items, e.g. {probe[0][0]!r}")
 
@@ -57,7 +53,8 @@ print(f"{len(probe)} probe items, e.g. {probe[0][0]!r}")
 # Quick mode trains on the question itself, to see the effect in seconds: sentences with a right-context
 # blank, always masked (2,500 of them, from stories the probe never uses: seed 1 instead of 0), 600 steps
 # of 32. It is masked-LM training that picks its masked slot instead of drawing 15% at random; the batches
-# are the usual pretraining batches, and `train_step` is the pretraining loop's own step.
+# are the usual pretraining batches, and `train_step` is the pretraining loop's own step (`blank_batches`
+# and `train_on_blanks` in `minibert/train/probe.py`).
 #
 # `--full` does it the honest way, as `bench/probe.py` does: ordinary masked-LM pretraining on the whole
 # corpus, 4,000 steps per model (about 2.5 minutes each), where a blank is masked only when the 15% draw hits
@@ -67,29 +64,10 @@ print(f"{len(probe)} probe items, e.g. {probe[0][0]!r}")
 STEPS, BATCH = 600, 32
 
 
-def blank_batches(items, steps, batch_size, seed=0):
-    """Pretraining batches (Google's feature names) whose one masked slot per sequence is the blank."""
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        chunk = [items[i] for i in rng.choice(len(items), batch_size, replace=False)]
-        encoded = tokenizer.batch_encode([text for text, _, _, _ in chunk])
-        positions = np.argmax(encoded["input_ids"] == tokenizer.mask_token_id, axis=1)[:, None]  # (B, 1)
-        answers = np.array([[choice_ids[answer]] for _, choice_ids, answer, _ in chunk])  # (B, 1)
-        yield {"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
-               "input_mask": encoded["attention_mask"], "masked_lm_positions": positions,
-               "masked_lm_ids": answers, "masked_lm_weights": np.ones(answers.shape, np.float32),
-               "next_sentence_labels": np.zeros(batch_size, np.int64)}
-
-
-def train_on_blanks(kind, items):
-    config = run_preset("tiny", use_nsp=False, attention=kind, steps=STEPS, batch_size=BATCH)
-    model = build_model(config, tokenizer.vocab_size)
-    optimizer = build_optimizer(model, config)
-    scheduler = build_scheduler(optimizer, config, STEPS)
-    losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
-              for batch in blank_batches(items, STEPS, BATCH)]
+def quick_model(kind, items):
+    model, losses = train_on_blanks(kind, items, tokenizer, STEPS, BATCH)
     print(f"{kind:>13}: loss {losses[0]:.2f} -> {np.mean(losses[-20:]):.2f}  {sparkline(losses, width=50)}")
-    return model.eval()
+    return model
 
 
 def pretrain_on_corpus(kind):
@@ -112,7 +90,7 @@ else:
                                      for item in probe_items(seed=1, per_word=100)), encoding="utf-8")
     blanks = own_sentence(read_probe(training_file, tokenizer)[0])
     print(f"training on {len(blanks)} sentences with a right-context blank, e.g. {blanks[0][0]!r}")
-    models = {kind: train_on_blanks(kind, blanks) for kind in KINDS}
+    models = {kind: quick_model(kind, blanks) for kind in KINDS}
 
 # %% [markdown]
 # Both losses fall at first: each model learns which words can stand in a blank and how often. Only the
@@ -134,8 +112,7 @@ accuracy = {kind: report(f"{kind:>13}", probe_accuracy(models[kind], tokenizer, 
 # accuracy should fall to chance.
 
 # %%
-left_only = [(text.split("[MASK]")[0] + "[MASK]", choice_ids, answer, family)
-             for text, choice_ids, answer, family in probe]
+left_only = left_context_only(probe)
 for kind in KINDS:
     report(f"{kind:>13}, words after [MASK] removed", probe_accuracy(models[kind], tokenizer, left_only), chance)
 

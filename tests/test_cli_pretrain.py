@@ -1,6 +1,7 @@
 """Tests for the `pretrain`, `fill-mask` and `attention` commands, run as a user runs them: in a separate
 process. They cover what only a real process shows: Ctrl-C (SIGINT) stopping cleanly and saving, a kill
-in the middle of writing a checkpoint, exit codes and one-line error messages.
+in the middle of writing a checkpoint, exit codes and one-line error messages. The process sends itself the signal
+at a chosen point (test_hardening_train.Child), so it lands at a known step, not at a moment.
 
 Every run is the `tiny` preset on the small synthetic corpus of test_train.py, a few dozen steps at most.
 """
@@ -9,15 +10,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from test_hardening_train import Child
 from test_train import make_small_corpus, quiet, step_losses
 
 from minibert.nn import use_fused_ops
 from minibert.train.checkpointing import load_checkpoint
-from minibert.train.logs import read_log
 from minibert.train.presets import run_preset
 from minibert.train.pretrain import pretrain
 
@@ -96,7 +96,7 @@ def test_fill_mask_and_attention_commands_read_a_run_folder(run_folder, tmp_path
     (["pretrain", "--resume", "--out", "{run}", "--lr", "0.5"], "the checkpoint was made with lr=0.003"),
     (["pretrain", "--preset", "tiny", "--max-seq-length", "1000", "--out", "{empty}"],
      "exceeds the 'tiny' model's max_position_embeddings=128"),
-    (["pretrain", "--preset", "tiny", "--batch-size", "0", "--out", "{empty}"], "batch_size=0"),
+    (["pretrain", "--preset", "tiny", "--batch-size", "0", "--out", "{empty}"], "--batch-size: 0"),
 ])
 def test_bad_input_gets_one_clear_line_and_exit_code_2(run_folder, tmp_path, arguments, words):
     """Each mistake ends the command before any training with `error: ...` naming the problem."""
@@ -107,32 +107,14 @@ def test_bad_input_gets_one_clear_line_and_exit_code_2(run_folder, tmp_path, arg
     assert "Traceback" not in stderr and not (tmp_path / "empty" / "log.jsonl").exists()
 
 
-def wait_for(condition, process, timeout=120):
-    """Poll `condition()` until it is true; fail if the process ends first or time runs out."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if process.poll() is not None:
-            pytest.fail(f"the run ended before the test could act: {process.communicate()}")
-        if time.monotonic() > deadline:
-            process.kill()
-            pytest.fail("timed out")
-        time.sleep(0.01)
-
-
 def test_ctrl_c_saves_and_resume_continues_bit_exactly(corpus, tmp_path):
-    """SIGINT mid-run: the command finishes its step, saves, and exits with 130. --resume then trains the
-    remaining steps, and every loss equals that of a run that was never interrupted."""
+    """SIGINT once step 3 is done: the command finishes that step, saves it, and exits with 130. --resume
+    then trains the remaining steps, and every loss equals that of a run that was never interrupted."""
     options = small_options(corpus, steps=30, log_every=1, eval_every=10, checkpoint_every=1000)
     folder = tmp_path / "interrupted"
-    process = minibert("pretrain", *options, "--out", folder)
-    log = folder / "log.jsonl"
-    wait_for(lambda: log.is_file() and any(r["kind"] == "train" and r["step"] >= 3 for r in read_log(log)),
-             process)
-    process.send_signal(signal.SIGINT)
-    code, _, stderr = finished(process)
+    code, stderr = Child(["pretrain", *options, "--out", str(folder)], "SIGINT", after_step=3).finish()
     assert code == 130 and "Ctrl-C" in stderr and "continue with: --resume" in stderr, stderr
-    stopped_at = load_checkpoint(folder / "checkpoint.npz").position.step
-    assert 3 <= stopped_at < 30
+    assert load_checkpoint(folder / "checkpoint.npz").position.step == 3
     code, _, stderr = finished(minibert("pretrain", "--resume", "--out", folder, "--data-dir", corpus.parent))
     assert code == 0, stderr
     config = run_preset("tiny", corpus=str(corpus), steps=30, log_every=1, eval_every=10,
@@ -143,22 +125,19 @@ def test_ctrl_c_saves_and_resume_continues_bit_exactly(corpus, tmp_path):
 
 
 def test_killing_the_process_while_it_writes_a_checkpoint_keeps_the_last_good_one(corpus, tmp_path):
-    """SIGKILL while a checkpoint is being written (its temporary file exists): the previous checkpoint
-    still loads, and --resume starts from it and cleans the temporary file up."""
+    """SIGKILL halfway through writing the step-2 checkpoint (its temporary file exists): the step-1
+    checkpoint still loads, and --resume starts from it and cleans the temporary file up. The resumed run
+    is given half the time the killed one already trained, so it stops at once on any machine."""
     folder = tmp_path / "killed"
-    process = minibert("pretrain", *small_options(corpus, steps=2000, checkpoint_every=1), "--out", folder)
-
-    def writing_after_a_good_one():
-        names = os.listdir(folder) if folder.is_dir() else []
-        return "checkpoint.npz" in names and any(name.startswith(".checkpoint.npz.") for name in names)
-
-    wait_for(writing_after_a_good_one, process)
-    process.kill()
-    process.wait()
+    child = Child(["pretrain", *small_options(corpus, steps=10, checkpoint_every=1), "--out", str(folder)],
+                  "SIGKILL", in_save=2)
+    assert child.finish()[0] == -signal.SIGKILL and "signalled" in child.marks
+    assert [name for name in os.listdir(folder) if name.endswith(".tmp")]
     checkpoint = load_checkpoint(folder / "checkpoint.npz")
-    assert checkpoint.position.step >= 1
+    assert checkpoint.position.step == 1
+    minutes = checkpoint.position.elapsed_seconds / 120
     code, _, stderr = finished(minibert("pretrain", "--resume", "--out", folder, "--data-dir", corpus.parent,
-                                        "--minutes", "0.001"))
+                                        "--minutes", repr(minutes)))
     assert code == 0 and "time limit" in stderr, stderr
     assert not [name for name in os.listdir(folder) if name.endswith(".tmp")]
     assert load_checkpoint(folder / "checkpoint.npz").position.step == checkpoint.position.step

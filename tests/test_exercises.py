@@ -111,6 +111,38 @@ def test_start_refuses_to_overwrite_and_reset_keeps_a_backup(tmp_path):
     assert (stranger / "keep.txt").exists()
 
 
+def test_a_second_reset_never_replaces_the_first_backup(tmp_path, capsys):
+    """`reset 02` twice: the second reset replaced ws.old, and the work saved there was lost. Now each reset
+    takes the next free name (ws.old, ws.2.old, ...) and says where the work went."""
+    from minibert.exercises.__main__ import main as exercises_main
+
+    target = tmp_path / "ws"
+    workspace.start("02", target)
+    (target / "notes.txt").write_text("first attempt")
+    assert exercises_main(["reset", "02", "--dir", str(target)]) == 0
+    assert f"your previous files are in {tmp_path / 'ws.old'}" in capsys.readouterr().out
+    (target / "notes.txt").write_text("second attempt")
+    _, backup = workspace.reset("02", target)
+    assert backup == tmp_path / "ws.2.old"
+    assert (tmp_path / "ws.old" / "notes.txt").read_text() == "first attempt"
+    assert (tmp_path / "ws.2.old" / "notes.txt").read_text() == "second attempt"
+
+
+def test_check_of_a_workspace_with_deleted_files_hints_at_reset(tmp_path, capsys):
+    """A workspace whose tests (or minibert copy) were deleted said only "no tests ran"; now one line names
+    what is missing and how to start over."""
+    from minibert.exercises.__main__ import main as exercises_main
+
+    target = tmp_path / "ws"
+    workspace.start("02", target)
+    for test_file in (target / "tests").glob("test_*.py"):
+        test_file.unlink()
+    assert exercises_main(["check", "02", "--dir", str(target)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "is missing tests/test_" in error[0]
+    assert f"python -m minibert.exercises reset 02 --dir {target}" in error[0]
+
+
 def test_lessons_without_exercises_say_so():
     """start 12 explains that only lessons 01-11 have exercises."""
     with pytest.raises(ValueError, match="01-11"):

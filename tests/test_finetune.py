@@ -71,10 +71,10 @@ def test_finetune_and_predict_commands_for_tagging_and_qa(tiny_folder, tmp_path,
     sentences = open(f"{SYNTHETIC}/ner_train.conll", encoding="utf-8").read().split("\n\n")
     ner_train.write_text("\n\n".join(sentences[:64]) + "\n", encoding="utf-8")
     ner_dev.write_text("\n\n".join(sentences[64:96]) + "\n", encoding="utf-8")
-    for _ in range(2):  # the second run into the same folder replaces the first one's log
+    for again in ([], ["--overwrite"]):  # the second run into the same folder replaces the first one's log
         with pytest.raises(SystemExit) as status:
             main(["finetune", "--task", "conll", "--model", str(tiny_folder), "--out", str(tmp_path / "ner"),
-                  "--train", str(ner_train), "--dev", str(ner_dev), "--epochs", "1", "--lr", "1e-3"])
+                  "--train", str(ner_train), "--dev", str(ner_dev), "--epochs", "1", "--lr", "1e-3", *again])
         assert status.value.code == 0
     assert {"config.json", "model.safetensors", "vocab.txt", "finetune.json", "log.jsonl"} <= {
         path.name for path in (tmp_path / "ner").iterdir()}

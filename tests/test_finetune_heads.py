@@ -4,7 +4,7 @@ formulas written out in NumPy, and loading an encoder with a fresh or a saved he
 import numpy as np
 import pytest
 
-from minibert import gradcheck, use_backend
+from minibert import gradcheck
 from minibert.errors import CheckpointError
 from minibert.finetune.heads import (
     IGNORE_INDEX,
@@ -62,12 +62,10 @@ HEADS = {
 
 
 @pytest.mark.parametrize("head", list(HEADS))
-def test_head_gradcheck(head):
+def test_head_gradcheck(backend, head):
     """d(task loss)/d(every parameter, encoder and head) against finite differences in float64, in training
-    mode with the dropout draws replayed, on a padded batch. Tensors are sampled (20 entries each).
-
-    On the NumPy reference kernels: at these sizes the Numba kernels spend longer starting threads than
-    computing, and they are checked against the references in test_kernels.py."""
+    mode with the dropout draws replayed, on a padded batch, on both backends. Tensors are sampled (20
+    entries each)."""
     build, task_loss = HEADS[head]
     model = randomize(build(tiny_config(hidden_dropout_prob=0.2)).to(np.float64)).train()
     ids, types, mask = padded_batch()
@@ -78,8 +76,7 @@ def test_head_gradcheck(head):
         model.rng.bit_generator.state = dropout_state  # the same dropout masks at every evaluation
         return task_loss(model, model(ids, types, mask))
 
-    with use_backend("numpy"):
-        assert gradcheck(loss, *params, names=names, max_entries=20)
+    assert gradcheck(loss, *params, names=names, max_entries=20)
 
 
 def test_classification_and_regression_losses_by_formula():

@@ -179,10 +179,12 @@ def test_a_config_claiming_huge_sizes_is_refused_before_allocating(tmp_path, sav
 
 
 def test_a_checkpoint_of_a_different_model_names_each_mismatch(tmp_path, saved):
-    """Weights from a config with other sizes: the shape mismatches are named, tensor by tensor."""
+    """Weights from a config with other sizes: the mismatch is named before a model of the config is built
+    (the config's vocab_size against the stored embedding's shape)."""
     arrays, _ = load_arrays(saved / "model.npz")
     other = small_config(vocab_size=41).to_dict()
     save_arrays(tmp_path / "other.npz", arrays, {"format": "minibert-model", "version": 1, "config": other})
-    mismatch = r"word_embeddings.weight: checkpoint \(40, 16\), model \(41, 16\)"
+    mismatch = (r"the config says vocab_size=41 and hidden_size=16, so bert.embeddings.word_embeddings.weight "
+                r"should have shape \(41, 16\), but the stored weight has \(40, 16\)")
     with pytest.raises(CheckpointError, match=mismatch):
         BertForPreTraining.load(tmp_path / "other.npz")

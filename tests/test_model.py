@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minibert import gradcheck, use_backend
+from minibert import gradcheck
 from minibert.errors import ConfigError, ShapeError
 from minibert.io import load_arrays
 from minibert.model import (
@@ -293,15 +293,10 @@ def test_bad_input_gets_a_clear_error(call, message):
 # ----- the whole gradient -----
 
 @pytest.mark.parametrize("attention", ["bidirectional", "causal"])
-def test_whole_pretraining_loss_gradcheck(attention):
+def test_whole_pretraining_loss_gradcheck(backend, attention):
     """d(MLM + NSP loss)/d(every parameter tensor) against finite differences, in float64, in training mode
     (dropout on, its random draws replayed for every evaluation), on a padded batch with a zero-weight
-    masked slot. Large tensors are sampled (25 entries each); no tensor is skipped.
-
-    It runs on the NumPy reference kernels: at these tiny sizes a parallel Numba kernel spends far longer
-    starting its threads than computing (20-50x slower here, the more so when other processes share the
-    cores), and the Numba kernels are checked against the
-    references in test_kernels.py and against HuggingFace in test_golden.py."""
+    masked slot, on both backends. Large tensors are sampled (25 entries each); no tensor is skipped."""
     config = small_config(vocab_size=13, hidden_size=8, num_attention_heads=2, intermediate_size=6,
                           max_position_embeddings=6, attention=attention)
     model = randomize(BertForPreTraining(config, seed=0).to(np.float64)).train()
@@ -317,5 +312,4 @@ def test_whole_pretraining_loss_gradcheck(attention):
         return pretraining_loss(output, labels, weights, np.array([0, 1, 1]))[0]
 
     assert len(params) == 4 * config.num_hidden_layers * 4 + 14
-    with use_backend("numpy"):
-        assert gradcheck(loss, *params, names=names, max_entries=25)
+    assert gradcheck(loss, *params, names=names, max_entries=25)

@@ -1,7 +1,8 @@
 """The layers of `minibert.nn`: Module bookkeeping, and every layer's gradient and value.
 
-Exercises: gradients are checked against finite differences in float64; values against formulas written out
-here in plain NumPy (multi-head attention as an explicit loop over heads, the one thing the layer avoids).
+Exercises: gradients are checked against finite differences in float64, on both backends; values against
+formulas written out here in plain NumPy (multi-head attention as an explicit loop over heads, the one thing
+the layer avoids).
 """
 
 import numpy as np
@@ -154,7 +155,7 @@ def test_load_state_dict_names_every_problem():
 
 # ----- layers -----
 
-def test_linear_value_and_gradient():
+def test_linear_value_and_gradient(backend):
     """y = x·Wᵀ + b with W stored [out, in]."""
     layer = float64_params(Linear(5, 3, np.random.default_rng(0)))
     x = leaf((2, 4, 5))
@@ -172,7 +173,7 @@ def test_linear_initialisation_is_berts():
     assert not layer.bias.data.any()
 
 
-def test_embedding_value_and_gradient():
+def test_embedding_value_and_gradient(backend):
     """A lookup: row ids[i] of the table; an id used twice gets both gradients."""
     layer = float64_params(Embedding(7, 3, np.random.default_rng(0)))
     ids = np.array([[1, 4, 1], [6, 0, 1]])
@@ -180,7 +181,7 @@ def test_embedding_value_and_gradient():
     assert check_module(layer, ids)
 
 
-def test_layer_norm_value_and_gradient():
+def test_layer_norm_value_and_gradient(backend):
     """(x - mean) / sqrt(var + eps) · weight + bias over the last axis; initialised to weight 1, bias 0."""
     fresh = LayerNorm(6)
     assert np.all(fresh.weight.data == 1) and np.all(fresh.bias.data == 0)
@@ -203,7 +204,7 @@ def test_dropout_train_and_eval():
     assert layer(x) is x
 
 
-def test_dropout_gradient_with_a_replayed_generator():
+def test_dropout_gradient_with_a_replayed_generator(backend):
     """The gradient flows through kept units only (scaled) when the same random draws are replayed."""
     rng = np.random.default_rng(5)
     layer = Dropout(0.3, rng)
@@ -217,7 +218,7 @@ def test_dropout_gradient_with_a_replayed_generator():
 
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_new", "relu"])
-def test_feed_forward_value_and_gradient(name):
+def test_feed_forward_value_and_gradient(backend, name):
     """act(x·W₁ᵀ + b₁) for each supported activation."""
     layer = float64_params(FeedForward(4, 7, name, np.random.default_rng(0)))
     x = leaf((2, 3, 4))
@@ -232,7 +233,7 @@ def test_unknown_activation_is_refused():
         activation("swish")
 
 
-def test_sublayer_output_is_post_ln():
+def test_sublayer_output_is_post_ln(backend):
     """LayerNorm(residual + Dense(h)) in eval mode (dropout off), and its gradient w.r.t. both inputs."""
     layer = float64_params(SublayerOutput(5, 4, 0.1, 1e-12, np.random.default_rng(0))).eval()
     h, residual = leaf((2, 3, 5), 1), leaf((2, 3, 4), 2)
@@ -280,7 +281,7 @@ def test_attention_equals_a_loop_over_heads(batch, seq_len, sizes, causal, seed)
     assert np.all(probs.data[np.broadcast_to(~mask, probs.shape)] == 0)
 
 
-def test_attention_gradient():
+def test_attention_gradient(backend):
     """Gradients w.r.t. the input and q, k, v weights and biases, with a padding mask."""
     layer = float64_params(MultiHeadSelfAttention(6, 2, 0.1, np.random.default_rng(0))).eval()
     mask = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :]

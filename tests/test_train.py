@@ -124,9 +124,10 @@ def test_same_seed_same_run_and_another_seed_another(small_corpus, tmp_path):
 
 
 def test_resume_after_a_pause_gives_bit_identical_losses(small_corpus, tmp_path):
-    """Stop after 5 of 9 steps, resume: every loss, the final weights and the held-out figures equal a run
-    that never stopped. Dropout is on, so the random state must come back too; the pause falls mid-epoch,
-    between checkpoints (every 3 steps) and between evaluations (every 4)."""
+    """Stop after 5 of 9 steps, resume: every loss, the final weights, Adam's moments, the generator state,
+    the data position and the held-out figures equal a run that never stopped. Dropout is on, so the random
+    state must come back too; the pause falls mid-epoch, between checkpoints (every 3 steps) and between
+    evaluations (every 4)."""
     config = small_config(small_corpus, steps=9, dropout=0.1)
     straight = pretrain(config, tmp_path / "straight", data_dir=small_corpus.parent, **quiet())
     paused = pretrain(config, tmp_path / "paused", data_dir=small_corpus.parent, stop_after_steps=5,
@@ -138,6 +139,12 @@ def test_resume_after_a_pause_gives_bit_identical_losses(small_corpus, tmp_path)
     final = {name: load_checkpoint(tmp_path / name / "checkpoint.npz") for name in ("straight", "paused")}
     for name, array in final["straight"].model_state.items():
         np.testing.assert_array_equal(final["paused"].model_state[name], array, err_msg=name)
+    for position, state in final["straight"].optimizer_state["state"].items():
+        for key, value in state.items():
+            np.testing.assert_array_equal(final["paused"].optimizer_state["state"][position][key], value)
+    assert final["paused"].rng_state == final["straight"].rng_state
+    final["paused"].position.elapsed_seconds = final["straight"].position.elapsed_seconds
+    assert final["paused"].position == final["straight"].position
     assert resumed.evaluation == straight.evaluation
 
 
@@ -173,7 +180,8 @@ def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tm
         np.testing.assert_array_equal(ours.data, theirs.data, err_msg=name)
     for position, state in run.optimizer.state.items():
         assert optimizer.state[position]["step"] == state["step"] == 4
-        np.testing.assert_array_equal(optimizer.state[position]["exp_avg_sq"], state["exp_avg_sq"])
+        for moment in ("exp_avg", "exp_avg_sq"):
+            np.testing.assert_array_equal(optimizer.state[position][moment], state[moment])
     assert scheduler.step_count == 4 and optimizer.param_groups[0]["lr"] == 0.0  # decayed to 0 at the end
     assert model.rng.random() == run.model.rng.random()
     assert checkpoint.position == RunPosition(step=4, total_steps=4, epoch=0, batches_into_epoch=4,
@@ -503,3 +511,23 @@ def test_run_log_records_start_train_eval_end(trained_run):
     assert records[0]["config"]["model"] == "tiny"
     assert [record["step"] for record in records if record["kind"] == "train"] == [1, 2, 3]
     assert json.loads((trained_run / "log.jsonl").read_text().splitlines()[-1])["stopped"] == "finished"
+
+
+def test_a_batch_stream_over_epochs_without_batches_stops():
+    """batch_stream loops over epochs until its caller stops; an epoch of no batch made it spin forever
+    without yielding. It is refused instead; a stream that skips a whole epoch moves on to the next."""
+    from minibert.errors import DataError
+    from minibert.train.pretrain import batch_stream
+
+    class Batches:
+        def __init__(self, sizes):
+            self.sizes = sizes
+
+        def epoch(self, epoch):
+            return [f"e{epoch}b{index}" for index in range(self.sizes[epoch % len(self.sizes)])]
+
+    with pytest.raises(DataError, match="epoch 0 of the training data holds no batch"):
+        next(batch_stream(Batches([0]), 0, 0))
+    stream = batch_stream(Batches([2]), 0, 2)  # epoch 0 used up: the stream starts at epoch 1
+    assert [next(stream) for _ in range(3)] == [(1, 0, "e1b0"), (1, 1, "e1b1"), (2, 0, "e2b0")]
+

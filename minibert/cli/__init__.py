@@ -9,9 +9,11 @@ status 2; `--debug` shows the full traceback instead.
 """
 
 import argparse
+import errno
 import importlib
 import sys
 
+from minibert.cli.arguments import Parser
 from minibert.errors import MinibertError
 
 # command name -> (module, one-line help). Add a line here when you add a command module.
@@ -27,8 +29,29 @@ COMMANDS = {
 }
 
 
+# What to do about the operating system's errors that a path given by the user causes.
+OS_ERROR_ADVICE = {
+    errno.ENOTDIR: "a part of that path is a file, not a folder; choose a path under a folder",
+    errno.EISDIR: "that is a folder; give the name of a file",
+    errno.ENOENT: "check the path",
+    errno.EACCES: "you may not write or read there; choose another path",
+    errno.ENOSPC: "the disk is full; free some space or choose another disk",
+    errno.EEXIST: "something of that name is in the way (a file where a folder belongs?); choose another path",
+}
+
+
+def describe_error(error):
+    """One line for an error: ours say what to do already; the operating system's get the path and advice
+    (a bare `[Errno 20] Not a directory: 'notes.txt/run'` does not say which part is wrong)."""
+    if isinstance(error, MinibertError) or not isinstance(error, OSError) or error.strerror is None:
+        return str(error)
+    where = f"{error.filename}: " if error.filename is not None else ""
+    advice = OS_ERROR_ADVICE.get(error.errno)
+    return f"{where}{error.strerror}" + (f"; {advice}" if advice else "")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m minibert", description="BERT from nothing but NumPy.")
+    parser = Parser(prog="python -m minibert", description="BERT from nothing but NumPy.")
     parser.add_argument("--debug", action="store_true", help="show the full traceback on errors")
     commands = parser.add_subparsers(dest="command", metavar="command")
     for name, (module_name, help_text) in COMMANDS.items():
@@ -54,6 +77,6 @@ def main(argv=None):
     except (MinibertError, OSError) as error:
         if args.debug:
             raise
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {describe_error(error)}", file=sys.stderr)
         sys.exit(2)
     sys.exit(status or 0)

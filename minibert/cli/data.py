@@ -10,6 +10,8 @@ Building again with the same inputs and options does nothing; `--force` rebuilds
 import sys
 import time
 
+from minibert.cli.arguments import real_number, seed, whole_number
+
 
 def add_arguments(parser):
     parser.add_argument("--corpus", required=True, metavar="pydocs|synthetic|PATH",
@@ -21,25 +23,31 @@ def add_arguments(parser):
     parser.add_argument("--masking", choices=("dynamic", "static"), default="dynamic",
                         help="dynamic: a new mask each time a sequence is served (RoBERTa, default); "
                              "static: masks stored in the shards (Google)")
-    parser.add_argument("--dupe-factor", type=int, default=None, metavar="N",
+    parser.add_argument("--dupe-factor", type=whole_number("the dupe factor (passes)"), default=None, metavar="N",
                         help="passes over the training documents (default 10 with static masking, 1 dynamic)")
-    parser.add_argument("--max-seq-length", type=int, default=128, help="tokens per instance (128)")
-    parser.add_argument("--max-predictions-per-seq", type=int, default=20,
+    parser.add_argument("--max-seq-length", type=whole_number("the sequence length (tokens)"), default=128,
+                        help="tokens per instance (128)")
+    parser.add_argument("--max-predictions-per-seq",
+                        type=whole_number("the masked positions per sequence"), default=20,
                         help="most masked positions per instance (20)")
-    parser.add_argument("--masked-lm-prob", type=float, default=0.15,
+    parser.add_argument("--masked-lm-prob", type=real_number("the masked share", 0, 1, example=0.15),
+                        default=0.15,
                         help="share of tokens to predict (0.15)")
-    parser.add_argument("--short-seq-prob", type=float, default=0.1,
+    parser.add_argument("--short-seq-prob",
+                        type=real_number("the short-sequence chance", 0, 1, True, True, example=0.1), default=0.1,
                         help="chance of a shorter target length for a document (0.1)")
     parser.add_argument("--sentence-task", choices=("nsp", "sop", "none"), default="nsp",
                         help="nsp: next sentence (BERT); sop: sentence order (ALBERT); none: packed full "
                              "sentences (RoBERTa)")
     parser.add_argument("--no-whole-word-mask", dest="whole_word_mask", action="store_false",
                         help="mask single WordPiece tokens instead of whole words")
-    parser.add_argument("--vocab-size", type=int, default=8192,
+    parser.add_argument("--vocab-size", type=whole_number("the vocabulary size (tokens)"), default=8192,
                         help="size of the vocabulary trained when DIR has no vocab.txt (8192)")
-    parser.add_argument("--eval-fraction", type=float, default=0.05,
+    parser.add_argument("--eval-fraction",
+                        type=real_number("the held-out share", 0, 0.5, low_included=True, example=0.05),
+                        default=0.05,
                         help="share of the documents held out for evaluation (0.05)")
-    parser.add_argument("--seed", type=int, default=12345, help="random seed (12345)")
+    parser.add_argument("--seed", type=seed(), default=12345, help="random seed (12345)")
     parser.add_argument("--force", action="store_true", help="rebuild the shards even if they are up to date")
 
 

@@ -7,11 +7,14 @@ DIR is a run folder (from `pretrain --out`) or a from_pretrained folder (config.
 vocab.txt). Several texts can be given; each may hold several [MASK]s.
 """
 
+from minibert.cli.arguments import whole_number
+
 
 def add_arguments(parser):
     parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
     parser.add_argument("texts", nargs="+", metavar="TEXT", help="text with one or more [MASK]")
-    parser.add_argument("--top-k", type=int, default=5, help="candidates shown per [MASK] (5)")
+    parser.add_argument("--top-k", type=whole_number("the number of candidates"), default=5,
+                        help="candidates shown per [MASK] (5)")
 
 
 def run(args):

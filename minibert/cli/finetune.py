@@ -13,6 +13,8 @@ read your files. --model is a run folder from `pretrain` or a from_pretrained fo
 model (on dev) is saved in --out, ready for `python -m minibert predict --model OUT`.
 """
 
+from minibert.cli.arguments import real_number, seed, whole_number
+
 TASK_NAMES = ("sentiment", "qa", "ner", "glue-tsv", "squad", "conll")
 
 
@@ -22,23 +24,29 @@ def add_arguments(parser):
     parser.add_argument("--out", required=True, metavar="DIR", help="where the fine-tuned model goes")
     parser.add_argument("--train", metavar="FILE", help="training file (synthetic tasks: data/synthetic)")
     parser.add_argument("--dev", metavar="FILE", help="dev file, evaluated after each epoch")
-    parser.add_argument("--epochs", type=int, default=3, help="passes over the training set (3)")
-    parser.add_argument("--lr", type=float, default=None,
+    parser.add_argument("--epochs", type=whole_number("the number of epochs"), default=3,
+                        help="passes over the training set (3)")
+    parser.add_argument("--lr", type=real_number("the learning rate", 0, 1, example="5e-5"), default=None,
                         help="peak learning rate (default: 5e-5 for BERT-base and wider, 3e-4 below, "
                              "1e-3 up to H 128)")
-    parser.add_argument("--batch-size", type=int, default=32, help="examples per step (32)")
-    parser.add_argument("--warmup", type=float, default=0.1, help="share of the steps warming up (0.1)")
-    parser.add_argument("--max-seq-length", type=int, default=None,
+    parser.add_argument("--batch-size", type=whole_number("the batch size (examples per step)"), default=32,
+                        help="examples per step (32)")
+    parser.add_argument("--warmup", type=real_number("the warmup share", 0, 1, True, True, example=0.1),
+                        default=0.1, help="share of the steps warming up (0.1)")
+    parser.add_argument("--max-seq-length", type=whole_number("the sequence length (tokens)", minimum=4),
+                        default=None,
                         help="tokens per input (128; qa/squad 384), at most the length a run folder's model was "
                              "pretrained on")
-    parser.add_argument("--doc-stride", type=int, default=None,
+    parser.add_argument("--doc-stride", type=whole_number("the window step (tokens)"), default=None,
                         help="qa/squad: window step in tokens (128, or half a shortened window)")
     parser.add_argument("--regression", action="store_true",
                         help="glue-tsv: the label is a number (STS-B): one output, squared-error loss")
     parser.add_argument("--random-init", action="store_true",
                         help="start from random weights of the model's config and vocabulary, to measure "
                              "what pretraining is worth")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the head, dropout and example order")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace what --out holds (an earlier fine-tuned model); without it, it must be new")
+    parser.add_argument("--seed", type=seed(), default=0, help="seed of the head, dropout and example order")
 
 
 def run(args):
@@ -62,7 +70,7 @@ def run(args):
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                               warmup_proportion=args.warmup, seed=args.seed)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
-                                     args.random_init, options)
+                                     args.random_init, options, overwrite=args.overwrite)
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())
     print(f"best dev epoch {result.best_epoch}: {best} ({task.main_metric} decides); "
           f"{result.seconds:.0f} s; model saved in {args.out}")

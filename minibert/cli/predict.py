@@ -7,6 +7,8 @@
     python -m minibert predict --model runs/ner --file data/synthetic/ner_dev.conll   # metrics on a file
 """
 
+from minibert.cli.arguments import whole_number
+
 
 def add_arguments(parser):
     parser.add_argument("--model", required=True, metavar="DIR", help="a folder written by `finetune --out`")
@@ -15,7 +17,8 @@ def add_arguments(parser):
     parser.add_argument("--question", help="question answering: the question")
     parser.add_argument("--context", help="question answering: the passage holding the answer")
     parser.add_argument("--file", metavar="FILE", help="a labelled file in the task's format: print metrics")
-    parser.add_argument("--top", type=int, default=3, help="question answering: answers shown (3)")
+    parser.add_argument("--top", type=whole_number("the number of answers shown"), default=3,
+                        help="question answering: answers shown (3)")
 
 
 def run(args):

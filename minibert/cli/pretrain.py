@@ -16,36 +16,50 @@ out come from the checkpoint, and only --minutes and the logging options may cha
 import time
 from pathlib import Path
 
-# option name -> (RunConfig field, type, help)
+from minibert.cli.arguments import real_number, seed, whole_number
+
+# option name -> (RunConfig field, parse, help). Each number is checked as it is parsed (cli/arguments.py);
+# RunConfig checks the combinations (a sequence too long for the preset's model, ...).
 RUN_OPTIONS = {
     "--corpus": ("corpus", str, "pydocs, synthetic, or a corpus file (one sentence per line, blank line "
                                 "between documents)"),
-    "--seed": ("seed", int, "random seed of weights, dropout, batch order and masks"),
-    "--steps": ("steps", int, "optimizer steps (alone, it lifts the time limit)"),
-    "--minutes": ("minutes", float, "wall-clock limit; alone, it also plans the steps to fit"),
-    "--lr": ("lr", float, "peak learning rate"),
-    "--batch-size": ("batch_size", int, "sequences per step"),
-    "--max-seq-length": ("max_seq_length", int, "tokens per sequence"),
-    "--max-predictions-per-seq": ("max_predictions_per_seq", int, "masked positions per sequence at most"),
-    "--vocab-size": ("vocab_size", int, "size of a newly trained vocabulary"),
-    "--short-seq-length": ("short_seq_length", int, "tokens per sequence of the first, short steps"),
-    "--short-share": ("short_share", float, "share of the steps on short sequences (0: none)"),
-    "--warmup": ("warmup", float, "share of the steps spent warming the learning rate up"),
-    "--weight-decay": ("weight_decay", float, "AdamW/BertAdam weight decay (not on LayerNorm and bias)"),
+    "--seed": ("seed", seed(), "random seed of weights, dropout, batch order and masks"),
+    "--steps": ("steps", whole_number("the number of steps"), "optimizer steps (alone, it lifts the time limit)"),
+    "--minutes": ("minutes", real_number("the time limit in minutes", 0, example=15),
+                  "wall-clock limit; alone, it also plans the steps to fit"),
+    "--lr": ("lr", real_number("the learning rate", 0, 1, example="1e-3"), "peak learning rate"),
+    "--batch-size": ("batch_size", whole_number("the batch size (sequences per step)"), "sequences per step"),
+    "--max-seq-length": ("max_seq_length", whole_number("the sequence length (tokens)", minimum=8),
+                         "tokens per sequence"),
+    "--max-predictions-per-seq": ("max_predictions_per_seq", whole_number("the masked positions per sequence"),
+                                  "masked positions per sequence at most"),
+    "--vocab-size": ("vocab_size", whole_number("the vocabulary size (tokens)"), "size of a newly trained "
+                     "vocabulary"),
+    "--short-seq-length": ("short_seq_length", whole_number("the short sequence length (tokens)", minimum=8),
+                           "tokens per sequence of the first, short steps"),
+    "--short-share": ("short_share", real_number("the share of short steps", 0, 1, low_included=True),
+                      "share of the steps on short sequences (0: none)"),
+    "--warmup": ("warmup", real_number("the warmup share", 0, 1, low_included=True, example=0.1),
+                 "share of the steps spent warming the learning rate up"),
+    "--weight-decay": ("weight_decay", real_number("the weight decay", 0, low_included=True, example=0.01),
+                       "AdamW/BertAdam weight decay (not on LayerNorm and bias)"),
     "--optimizer": ("optimizer", str, "adamw, adam or bert_adam"),
     "--schedule": ("schedule", str, "linear (warmup, then decay to 0) or constant"),
-    "--dropout": ("dropout", float, "hidden and attention dropout"),
+    "--dropout": ("dropout", real_number("the dropout probability", 0, 1, low_included=True, example=0.1),
+                  "hidden and attention dropout"),
     "--attention": ("attention", str, "bidirectional (BERT) or causal (GPT)"),
-    "--threads": ("threads", int, "cores for the matmuls and kernels (default: every core)"),
-    "--log-every": ("log_every", int, "steps between log records"),
-    "--eval-every": ("eval_every", int, "steps between held-out evaluations"),
-    "--eval-batches": ("eval_batches", int, "held-out batches per evaluation"),
-    "--eval-every-minutes": ("eval_every_minutes", float, "also evaluate every this many minutes"),
-    "--checkpoint-every": ("checkpoint_every", int, "steps between checkpoints"),
+    "--threads": ("threads", whole_number("the number of threads"), "cores for the matmuls and kernels "
+                  "(default: every core)"),
+    "--log-every": ("log_every", whole_number("the steps between log records"), "steps between log records"),
+    "--eval-every": ("eval_every", whole_number("the steps between evaluations"),
+                     "steps between held-out evaluations"),
+    "--eval-batches": ("eval_batches", whole_number("the batches per evaluation"),
+                       "held-out batches per evaluation"),
+    "--eval-every-minutes": ("eval_every_minutes", real_number("the minutes between evaluations", 0),
+                             "also evaluate every this many minutes"),
+    "--checkpoint-every": ("checkpoint_every", whole_number("the steps between checkpoints"),
+                           "steps between checkpoints"),
 }
-
-
-METAVARS = {int: "N", float: "X", str: "NAME"}
 
 
 def add_arguments(parser):
@@ -55,11 +69,13 @@ def add_arguments(parser):
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="run folder for checkpoints, logs and curves (default runs/<preset>-<corpus>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="start afresh in --out even if it holds a run, a log.jsonl or a vocab.txt")
     parser.add_argument("--data-dir", default=None, metavar="DIR",
                         help="where the corpus, vocabulary and shards live (default data/<corpus>)")
-    for option, (field, kind, help_text) in RUN_OPTIONS.items():
-        metavar = "pydocs|synthetic|PATH" if option == "--corpus" else METAVARS[kind]
-        parser.add_argument(option, dest=field, type=kind, default=None, metavar=metavar, help=help_text)
+    for option, (field, parse, help_text) in RUN_OPTIONS.items():
+        metavar = "pydocs|synthetic|PATH" if option == "--corpus" else "NAME" if parse is str else "N"
+        parser.add_argument(option, dest=field, type=parse, default=None, metavar=metavar, help=help_text)
     parser.add_argument("--no-nsp", dest="use_nsp", action="store_const", const=False, default=None,
                         help="masked LM only, no next-sentence prediction (RoBERTa)")
     parser.add_argument("--no-examples", dest="show_examples", action="store_false",
@@ -99,7 +115,7 @@ def run(args):
             given["steps"] = None
         config = run_preset(preset, **given)
         result = pretrain(config, out_dir, data_dir=args.data_dir, show_examples=args.show_examples,
-                          progress=progress, log=log, started=start)
+                          progress=progress, log=log, overwrite=args.overwrite, started=start)
     if result.evaluation is not None:
         print(f"step {result.step}/{result.total_steps}: {result.evaluation.summary()}")
     print(f"run folder: {result.out_dir}")

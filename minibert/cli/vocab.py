@@ -3,20 +3,27 @@
 import sys
 import time
 
+from minibert.cli.arguments import whole_number
+
 
 def add_arguments(parser):
     parser.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
                         help="UTF-8 text files to learn from (one or more)")
-    parser.add_argument("--size", type=int, default=8192, help="number of tokens, specials included (8192)")
+    parser.add_argument("--size", type=whole_number("the vocabulary size (tokens)"), default=8192,
+                        help="number of tokens, specials included (8192)")
     parser.add_argument("--out", required=True, help="where to write the vocab.txt")
-    parser.add_argument("--min-frequency", type=int, default=2,
+    parser.add_argument("--overwrite", action="store_true", help="replace the --out file if it exists")
+    parser.add_argument("--min-frequency", type=whole_number("the minimum pair count"), default=2,
                         help="never merge a pair seen fewer times than this (2)")
     parser.add_argument("--no-lower-case", dest="do_lower_case", action="store_false",
                         help="keep case and accents (cased model); the default lowercases and strips them")
 
 
 def run(args):
+    from minibert.io.overwrite import check_can_write
     from minibert.tokenizer.trainer import train_wordpiece
+
+    check_can_write(args.out, args.overwrite, "--out", folder=False)  # before minutes of training, not after
 
     start = time.perf_counter()
 

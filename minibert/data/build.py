@@ -3,7 +3,8 @@
 1. Corpus: "pydocs" and "synthetic" are built into `out_dir/corpus.txt` if absent; any other name is the path
    of a Google-format file (one sentence per line, a blank line between documents), checked by the corpora
    package (empty file, no document break: errors; one-sentence documents: warnings with file and line).
-2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer if absent.
+2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer unless it was trained here on this
+   corpus file with this size (recorded in `vocab.source.json`) or is the user's own (no record).
 3. Tokens: the corpus is tokenized once into a memory-mapped `TokenStore` (token_store.py).
 4. Split: a seeded share of the documents (`eval_fraction`) is held out for evaluation. Held-out documents
    are never trained on: not as A, not as B, not as the random document of a NotNext pair.
@@ -13,7 +14,7 @@
    replaces the old one only when complete. A rebuild with the same inputs and options does nothing.
 """
 
-import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -33,8 +34,11 @@ from minibert.data.shards import ShardWriter, read_manifest, write_manifest
 from minibert.data.special_tokens import SpecialTokens
 from minibert.data.token_store import TokenStore, TokenStoreWriter
 from minibert.errors import ConfigError, DataError, MinibertError
+from minibert.io.atomic import atomic_write
+from minibert.tokenizer.vocab import vocab_fingerprint
 
 MASKING_MODES = ("dynamic", "static")
+VOCAB_RECORD = "vocab.source.json"  # what a vocab.txt trained here was trained on
 INSTANCES_PER_WRITE = 256  # instances turned into arrays at once: bounded memory, few NumPy calls
 
 
@@ -88,25 +92,56 @@ def resolve_corpus(corpus, out_dir, log):
 
 
 def resolve_vocabulary(corpus_path, out_dir, vocab_size, log):
-    """`out_dir/vocab.txt`, trained on the corpus if absent; returns the tokenizer."""
+    """`out_dir/vocab.txt`, trained on the corpus unless it is one trained here on that very corpus file
+    with that size, or one the user put there; returns the tokenizer.
+
+    Two corpus files in one folder share it, so a vocabulary trained here is recorded with its corpus, its
+    size and its sha256 (`vocab.source.json`) and reused only for them: reusing a 25-token vocabulary of
+    another file for `--vocab-size 1000` silently turned most words into [UNK]. A vocab.txt without a
+    record, or changed since (its sha256 differs), is the user's own: it is used as it is, never replaced.
+    """
     from minibert.tokenizer import BertTokenizer, train_wordpiece
 
-    path = out_dir / "vocab.txt"
-    if path.is_file():
-        log(f"vocabulary: {path} (delete it to train a new one)")
+    path, record_path = out_dir / "vocab.txt", out_dir / VOCAB_RECORD
+    stat = os.stat(corpus_path)
+    wanted = {"corpus": str(Path(corpus_path).resolve()), "corpus_bytes": stat.st_size,
+              "corpus_mtime_ns": stat.st_mtime_ns, "vocab_size": vocab_size}
+    recorded = _read_vocab_record(record_path) if path.is_file() else None
+    ours = recorded is not None and recorded.get("vocab_sha256") == vocab_fingerprint(path)
+    if path.is_file() and not ours:
+        log(f"vocabulary: {path}, not trained here, used as it is (delete it to train one of {vocab_size} "
+            f"tokens on {corpus_path})")
+    elif ours and all(recorded.get(key) == value for key, value in wanted.items()):
+        log(f"vocabulary: {path} (trained on {corpus_path}, {vocab_size} tokens)")
     else:
+        if ours:
+            log(f"{path} was trained on {recorded.get('corpus')} with {recorded.get('vocab_size')} tokens; "
+                "training one for this corpus and size")
         log(f"training a WordPiece vocabulary of {vocab_size} tokens on {corpus_path}")
         started = time.perf_counter()
+        record_path.unlink(missing_ok=True)  # no record while vocab.txt and the record disagree
         train_wordpiece([corpus_path], vocab_size, out=path, progress=Progress(log))
+        with atomic_write(record_path) as file:
+            record = {**wanted, "vocab_sha256": vocab_fingerprint(path)}
+            file.write((json.dumps(record, indent=1) + "\n").encode("utf-8"))
         log(f"wrote {path} in {time.perf_counter() - started:.1f} s")
     return BertTokenizer(path)
+
+
+def _read_vocab_record(path):
+    """The record of what vocab.txt was trained on, or None if absent or damaged."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def fingerprint(corpus_path, vocab_path):
     """What the shards are built from: the corpus' size and time (hashing GBs is slow), the vocab's sha256."""
     stat = os.stat(corpus_path)
     return {"corpus": str(corpus_path), "corpus_bytes": stat.st_size, "corpus_mtime_ns": stat.st_mtime_ns,
-            "vocab_sha256": hashlib.sha256(Path(vocab_path).read_bytes()).hexdigest()}
+            "vocab_sha256": vocab_fingerprint(vocab_path)}
 
 
 def split_documents(count, eval_fraction, rng):
@@ -169,8 +204,21 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
     if out_dir is None:
         out_dir = Path("data", corpus) if corpus in CORPORA else Path(corpus).parent
     out_dir = Path(out_dir)
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _build(corpus, out_dir, config, force, log)
+    except BaseException:
+        if created and not any(path.is_file() for path in out_dir.rglob("*")):
+            shutil.rmtree(out_dir, ignore_errors=True)  # a folder this call made and filled with nothing
+        raise
 
+
+def _build(corpus, out_dir, config, force, log):
+    """Steps 1-6 of the module docstring into `out_dir`, which exists."""
+    max_seq_length = config.instances.max_seq_length
+    max_predictions_per_seq = config.masking_config.max_predictions_per_seq
+    sentence_task, masking = config.instances.sentence_task, config.masking
     corpus_path = resolve_corpus(corpus, out_dir, log)
     tokenizer = resolve_vocabulary(corpus_path, out_dir, config.vocab_size, log)
     special_tokens = SpecialTokens.from_tokenizer(tokenizer)

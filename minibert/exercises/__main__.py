@@ -1,8 +1,8 @@
 """`python -m minibert.exercises list | start NN | check NN | reset NN` (see __init__.py)."""
 
-import argparse
 import sys
 
+from minibert.cli.arguments import Parser
 from minibert.exercises import catalog, workspace
 from minibert.exercises.markers import MarkerError
 
@@ -17,13 +17,13 @@ def list_lessons():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m minibert.exercises",
+    parser = Parser(prog="python -m minibert.exercises",
                                      description="Re-implement pieces of minibert; pytest says what is wrong")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     commands.add_parser("list", help="the lessons and their exercises")
     for name, help_text in (("start", "write the workspace of lesson NN (default folder exercises/NN)"),
                             ("check", "run the tests of lesson NN against your workspace"),
-                            ("reset", "start lesson NN over; the old workspace is kept as <dir>.old")):
+                            ("reset", "start lesson NN over; the old workspace is kept as <dir>.old (.2.old, ...)")):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("lesson", help="the lesson number, 01 to 11")
         sub.add_argument("--dir", default=None, help="the workspace folder (default: exercises/NN)")
@@ -35,8 +35,9 @@ def main(argv=None):
             path = workspace.start(args.lesson, args.dir)
             print((path / "README.md").read_text(encoding="utf-8"))
         elif args.command == "reset":
-            path = workspace.reset(args.lesson, args.dir)
-            print(f"lesson {catalog.lesson(args.lesson).number} starts over in {path}")
+            path, backup = workspace.reset(args.lesson, args.dir)
+            kept = f"; your previous files are in {backup}" if backup else ""
+            print(f"lesson {catalog.lesson(args.lesson).number} starts over in {path}{kept}")
         else:
             status, _ = workspace.check(args.lesson, args.dir)
             return status

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from minibert.exercises import catalog
 from minibert.exercises.markers import MarkerError, fill_source, find_exercises, stub_source
+from minibert.io.overwrite import free_name
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the reference minibert/ that stubs are cut from
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
@@ -101,15 +102,17 @@ def start(number, directory=None, overwrite=False, package_dir=PACKAGE_DIR):
 
 
 def reset(number, directory=None, package_dir=PACKAGE_DIR):
-    """Start lesson `number` over. The old workspace is kept next to it as `<dir>.old` (one backup)."""
+    """Start lesson `number` over. Returns (the new workspace, the backup of the old one or None).
+
+    The old workspace is renamed `<dir>.old`, or `<dir>.2.old`, `<dir>.3.old`, ... when that exists: a
+    backup holds a student's work, so a second reset never replaces the first one's."""
     directory = Path(directory or default_dir(number))
+    backup = None
     if directory.exists():
         _check_is_workspace(directory)
-        backup = directory.with_name(directory.name + ".old")
-        if backup.exists():
-            _remove_workspace(backup)
+        backup = free_name(directory.with_name(directory.name + ".old"))
         directory.rename(backup)
-    return start(number, directory, package_dir=package_dir)
+    return start(number, directory, package_dir=package_dir), backup
 
 
 def restore_reference(directory, package_dir=PACKAGE_DIR):
@@ -136,6 +139,12 @@ def check(number, directory=None, capture=False, extra_args=()):
     metadata = _check_is_workspace(directory)
     if metadata["lesson"] != catalog.lesson(number).number:
         raise ValueError(f"{directory} is the workspace of lesson {metadata['lesson']}, not {number}")
+    missing = [name for name in _workspace_files(metadata) if not (directory / name).exists()]
+    if missing:
+        raise FileNotFoundError(f"{directory} is missing {', '.join(missing)}, so its tests cannot run; start "
+                                f"over with: python -m minibert.exercises reset {metadata['lesson']}"
+                                f"{'' if directory == default_dir(number) else f' --dir {directory}'} "
+                                "(your files are kept in a .old backup)")
     (directory / RESULTS).unlink(missing_ok=True)
     # One line per failure: the table the conftest prints after the run says which exercise and why;
     # `python -m pytest <dir>` shows the full tracebacks.
@@ -146,6 +155,13 @@ def check(number, directory=None, capture=False, extra_args=()):
     if capture:
         results["_output"] = done.stdout + done.stderr
     return done.returncode, results
+
+
+def _workspace_files(metadata):
+    """The files `check` needs: the copy of minibert holding the student's code, the tests, pytest's setup."""
+    paths = {entry["path"] for entry in metadata["exercises"]}
+    tests = [f"tests/test_{entry['id']}.py" for entry in metadata["exercises"]]
+    return ["minibert", *sorted(paths), *tests, "conftest.py", "pytest.ini"]
 
 
 def _check_is_workspace(directory):
@@ -174,5 +190,6 @@ def _readme(lesson, metadata, directory):
               f"    python -m pytest {directory.as_posix()}        # the same tests, pytest's own report", "",
               "Each test says in its docstring what it checks; the gradient checks (minibert.gradcheck) are "
               "the referee. Start over with `python -m minibert.exercises reset "
-              f"{lesson.number}` (your current files are kept in `{directory.name}.old`).", ""]
+              f"{lesson.number}` (your current files are kept in `{directory.name}.old`, or "
+              f"`{directory.name}.2.old`, ... if that exists).", ""]
     return "\n".join(lines)

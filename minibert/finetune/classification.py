@@ -14,6 +14,7 @@ Every task module has the same parts, which `loop.py` and `predict.py` call: `re
 import numpy as np
 
 from minibert import functional as F
+from minibert.errors import DataError
 from minibert.finetune.batching import encoder_inputs, run_encoder_batches
 from minibert.finetune.heads import BertForSequenceClassification
 from minibert.finetune.metrics import classification_metrics, regression_metrics
@@ -47,6 +48,11 @@ class ClassificationTask:
         """Take the label set from the training examples (once, before encoding anything)."""
         if not self.regression:
             self.labels = label_set(train_examples)
+            if len(self.labels) < 2:
+                where = train_examples[0].source.rsplit(":", 1)[0] if train_examples else "the training data"
+                raise DataError(f"{where}: every training example has the label {self.labels}; a classifier "
+                                "needs examples of at least 2 labels to learn to tell them apart (with one, it "
+                                "always answers it and scores a meaningless accuracy of 1.0)")
 
     def encode(self, examples, training=False):
         """One feature per example: token ids, segment ids and (when labelled) the label's id."""

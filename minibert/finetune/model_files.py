@@ -13,9 +13,10 @@ from pathlib import Path
 
 from minibert.errors import CheckpointError
 from minibert.io import find_weights_file, normalize_hf_state, read_safetensors
+from minibert.io.checkpoint import check_weights_fit_config
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE, read_config
 from minibert.model import BertConfig
-from minibert.train.checkpointing import CHECKPOINT_FILE, load_checkpoint, load_run_config
+from minibert.train.checkpointing import CHECKPOINT_FILE, check_vocabulary, load_checkpoint, load_run_config
 
 ENCODER_PREFIX = "bert."
 
@@ -30,6 +31,8 @@ def read_weights(model_dir):
     if (folder / CHECKPOINT_FILE).is_file():
         checkpoint = load_checkpoint(folder / CHECKPOINT_FILE)
         config, state = BertConfig.from_dict(checkpoint.model_config), checkpoint.model_state
+        if (folder / VOCAB_FILE).is_file():
+            check_vocabulary(checkpoint, folder / VOCAB_FILE, folder / CHECKPOINT_FILE)
     else:
         weights = find_weights_file(folder)
         config = read_config(folder / CONFIG_FILE)
@@ -37,6 +40,7 @@ def read_weights(model_dir):
     if not (folder / VOCAB_FILE).is_file():
         raise CheckpointError(f"{folder} has no {VOCAB_FILE}: the model cannot read text without the "
                               "vocabulary it was trained with; copy it into the folder")
+    check_weights_fit_config(config, state, folder)  # before a head builds a model of that config
     if not any(name.startswith(ENCODER_PREFIX) for name in state):
         state = {ENCODER_PREFIX + name: array for name, array in state.items()}  # a bare BertModel
     return config, state, str(folder / VOCAB_FILE)

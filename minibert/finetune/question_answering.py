@@ -18,7 +18,7 @@ from minibert.finetune.heads import BertForQuestionAnswering
 from minibert.finetune.metrics import squad_metrics
 from minibert.finetune.readers import read_squad
 from minibert.finetune.span_decoding import decode_answers
-from minibert.finetune.squad_features import question_windows
+from minibert.finetune.squad_features import check_doc_stride, question_windows
 
 
 class QuestionAnsweringTask:
@@ -28,6 +28,7 @@ class QuestionAnsweringTask:
 
     def __init__(self, tokenizer, max_seq_length=384, doc_stride=128, max_query_length=64, n_best_size=20,
                  max_answer_length=30):
+        check_doc_stride(doc_stride)  # before reading any data: a stride of 0 would never end
         self.tokenizer, self.max_seq_length, self.doc_stride = tokenizer, max_seq_length, doc_stride
         self.max_query_length, self.n_best_size = max_query_length, n_best_size
         self.max_answer_length = max_answer_length

@@ -6,32 +6,45 @@ reads the task's files, builds its tokenizer from the model folder, takes the la
 file, puts the task's head on the encoder (or on a fresh one, `random_init=True`), and fine-tunes.
 """
 
+import contextlib
+from pathlib import Path
+
 from minibert.finetune.loop import FineTuneConfig, build_model, fine_tune
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.tasks import data_files, make_task
+from minibert.io.overwrite import check_can_write
+from minibert.io.run_lock import RunLock
 from minibert.tokenizer import BertTokenizer
+from minibert.train.logs import LOG_FILE
 
 
 def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, settings=None, random_init=False,
-                   task_options=None, stream=None, log=print, train_limit=None, dev_limit=None):
+                   task_options=None, stream=None, log=print, train_limit=None, dev_limit=None, overwrite=False):
     """Fine-tune on task `task_name`; returns (task, model, FineTuneResult).
 
     task_options: the task's settings (max_seq_length, doc_stride, regression, ...). train_limit and
-    dev_limit keep only the first examples of each file (quick runs and tests).
+    dev_limit keep only the first examples of each file (quick runs and tests). out_dir, if given, must not
+    exist yet (or be empty) unless `overwrite`: it may hold an earlier fine-tuned model. It is locked while
+    the run writes it.
     """
-    settings = settings or FineTuneConfig()
-    train_path, dev_path = data_files(task_name, train, dev, log=log)
-    task_options = task_options or {}
-    task = make_task(task_name, BertTokenizer.from_pretrained(model_dir), **task_options)
-    fit_pretrained_length(task, model_dir, task_options, log)
-    train_examples = task.read(train_path)[:train_limit]
-    dev_examples = task.read(dev_path)[:dev_limit]
-    task.fit_labels(train_examples)
-    model = build_model(task, model_dir, random_init, seed=settings.seed, verbose=log is not None)
-    record = {"task": task_name, "model": str(model_dir), "random_init": random_init,
-              "train": str(train_path), "dev": str(dev_path)}
-    result = fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
-    return task, model, result
+    if out_dir is not None:
+        check_can_write(out_dir, overwrite, "--out")
+    with RunLock(out_dir, "fine-tuning run") if out_dir is not None else contextlib.nullcontext():
+        if out_dir is not None and overwrite:
+            (Path(out_dir) / LOG_FILE).unlink(missing_ok=True)  # the log of the model being replaced
+        settings = settings or FineTuneConfig()
+        train_path, dev_path = data_files(task_name, train, dev, log=log)
+        task_options = task_options or {}
+        task = make_task(task_name, BertTokenizer.from_pretrained(model_dir), **task_options)
+        fit_pretrained_length(task, model_dir, task_options, log)
+        train_examples = task.read(train_path)[:train_limit]
+        dev_examples = task.read(dev_path)[:dev_limit]
+        task.fit_labels(train_examples)
+        model = build_model(task, model_dir, random_init, seed=settings.seed, verbose=log is not None)
+        record = {"task": task_name, "model": str(model_dir), "random_init": random_init,
+                  "train": str(train_path), "dev": str(dev_path)}
+        result = fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
+        return task, model, result
 
 
 def fit_pretrained_length(task, model_dir, task_options, log):

@@ -3,8 +3,9 @@
     DIR/config.json            the model config, with the label names (HF's id2label, label2id)
     DIR/model.safetensors      encoder and head, under HuggingFace's names
     DIR/vocab.txt              the tokenizer's vocabulary, and tokenizer_config.json its settings
-    DIR/finetune.json          the task, its settings (max_seq_length, ...), the training settings, and the
-                               dev metrics of every epoch
+    DIR/finetune.json          the task, its settings (max_seq_length, ...), the training settings, the
+                               dev metrics of every epoch, and the sha256 of vocab.txt (checked on loading:
+                               a reordered vocabulary would give wrong answers without an error)
     DIR/log.jsonl              one line per progress report and per evaluation
 
 The first three make DIR a HuggingFace folder: `BertForSequenceClassification.from_pretrained(DIR)` works
@@ -17,7 +18,9 @@ from pathlib import Path
 from minibert.errors import CheckpointError
 from minibert.finetune.tasks import TASK_KINDS
 from minibert.io import atomic_write
+from minibert.io.pretrained import VOCAB_FILE
 from minibert.tokenizer import BertTokenizer
+from minibert.tokenizer.vocab import vocab_fingerprint
 
 RECORD_FILE = "finetune.json"
 
@@ -33,6 +36,9 @@ def save_finetuned(out_dir, model, task, record):
 def write_record(out_dir, task, record):
     """Write finetune.json: `record` plus what rebuilds the task (its kind and settings)."""
     record = {**record, "kind": task.kind, "task_settings": task.state()}
+    vocab_path = Path(out_dir) / VOCAB_FILE
+    if vocab_path.is_file():
+        record["vocab_sha256"] = vocab_fingerprint(vocab_path)
     with atomic_write(Path(out_dir) / RECORD_FILE) as file:
         file.write((json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
@@ -56,6 +62,11 @@ def load_finetuned(model_dir, verbose=False):
     record = read_record(model_dir)
     if record.get("kind") not in TASK_KINDS:
         raise CheckpointError(f"{model_dir}/{RECORD_FILE} names an unknown task kind {record.get('kind')!r}")
+    vocab_path = Path(model_dir) / VOCAB_FILE
+    if "vocab_sha256" in record and vocab_path.is_file() and vocab_fingerprint(vocab_path) != record["vocab_sha256"]:
+        raise CheckpointError(f"{vocab_path} is not the vocabulary this model was fine-tuned with (its sha256 "
+                              f"differs from {RECORD_FILE}'s: tokens reordered, added or edited); put the model's "
+                              "vocab.txt back, or fine-tune again")
     tokenizer = BertTokenizer.from_pretrained(model_dir)
     task = TASK_KINDS[record["kind"]](tokenizer, **record["task_settings"])
     model = task.head.from_pretrained(model_dir, **task.head_options(), verbose=verbose)

@@ -16,8 +16,7 @@ from minibert.finetune.batching import encoder_inputs, pad, run_encoder_batches
 from minibert.finetune.heads import IGNORE_INDEX, BertForTokenClassification
 from minibert.finetune.metrics import entity_scores
 from minibert.finetune.readers import check_labels, read_conll, tag_set
-from minibert.finetune.squad_features import wordpieces_with_offsets
-from minibert.tokenizer.wordpiece import CONTINUATION_PREFIX
+from minibert.finetune.squad_features import whole_word_spans, wordpieces_with_offsets
 
 
 class TaggingTask:
@@ -102,12 +101,6 @@ class TaggingTask:
     def split_words(self, text):
         """Raw text -> (words as written, their (start, end) in `text`), for tagging new text. A word is a
         first piece with its ## pieces: a CJK character, a punctuation mark, or a run of letters."""
-        pieces, offsets = wordpieces_with_offsets(self.tokenizer, text)
-        spans = []
-        for piece, (start, end) in zip(pieces, offsets, strict=True):
-            if piece.startswith(CONTINUATION_PREFIX) and spans:
-                spans[-1][1] = end
-            else:
-                spans.append([start, end])
-        return [text[start:end] for start, end in spans], [tuple(span) for span in spans]
+        spans = list(dict.fromkeys(whole_word_spans(*wordpieces_with_offsets(self.tokenizer, text))))
+        return [text[start:end] for start, end in spans], spans
 

@@ -35,11 +35,36 @@ def load_model(cls, path):
     if meta.get("version") != VERSION:
         raise CheckpointError(f"{path} has format version {meta.get('version')!r}; this minibert reads "
                               f"version {VERSION}")
-    model = cls(BertConfig.from_dict(meta.get("config", {})))
+    config = BertConfig.from_dict(meta.get("config", {}))
+    check_weights_fit_config(config, arrays, path)
+    model = cls(config)
     state, _ = fit_to_model(arrays, model)
     model.to(stored_dtype(state))
     model.load_state_dict(state)
     return model
+
+
+def check_weights_fit_config(config, state, source):
+    """Refuse a config that disagrees with the weights stored beside it, before a model of it is built.
+
+    A config.json claiming `vocab_size: 20000000` next to weights of 20 rows would otherwise build (and
+    initialise) gigabytes of embeddings, only for loading to find that no weight fits them. The sizes a
+    config decides are read off the stored shapes: the embedding tables and the feed-forward's width.
+    """
+    hidden = config.hidden_size
+    expected = {"embeddings.word_embeddings.weight": ("vocab_size", (config.vocab_size, hidden)),
+                "embeddings.position_embeddings.weight": ("max_position_embeddings",
+                                                          (config.max_position_embeddings, hidden)),
+                "embeddings.token_type_embeddings.weight": ("type_vocab_size", (config.type_vocab_size, hidden)),
+                "encoder.layer.0.intermediate.dense.weight": ("intermediate_size",
+                                                              (config.intermediate_size, hidden))}
+    for name, array in state.items():
+        for suffix, (field, shape) in expected.items():
+            if (name == suffix or name.endswith("." + suffix)) and tuple(np.shape(array)) != shape:
+                raise CheckpointError(
+                    f"{source}: the config says {field}={getattr(config, field)} and hidden_size={hidden}, so "
+                    f"{name} should have shape {shape}, but the stored weight has {tuple(np.shape(array))}; "
+                    "the config and the weights belong to different models")
 
 
 def fit_to_model(state, model):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from minibert.errors import CheckpointError, MinibertError
 from minibert.io.atomic import atomic_write
-from minibert.io.checkpoint import fit_to_model, stored_dtype
+from minibert.io.checkpoint import check_weights_fit_config, fit_to_model, stored_dtype
 from minibert.io.hf_names import find_weights_file, modern_name, normalize_hf_state
 from minibert.io.safetensors import read_safetensors, write_safetensors
 from minibert.io.strict_json import parse_json_object
@@ -43,6 +43,7 @@ def load_pretrained(cls, directory, dtype=None, strict=True, verbose=True):
     tensors, _ = read_safetensors(weights_path)
     renamed = [name for name in tensors if modern_name(name) != name]
     state, skipped = normalize_hf_state(tensors)
+    check_weights_fit_config(config, state, directory / CONFIG_FILE)  # before building: it may claim GBs
     model = cls(config)
     state, unused = fit_to_model(state, model)
     skipped.update(unused)

@@ -89,18 +89,64 @@ def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.
 
 
 def available_memory():
-    """Bytes this process can still allocate without swapping (Linux's MemAvailable), or None if unknown."""
+    """Bytes this process can still allocate, or None if unknown: the least of what the machine has free
+    (Linux's MemAvailable), what the process's address-space limit leaves (RLIMIT_AS, `ulimit -v`), and
+    what its control group's limit leaves (a container's memory.max). Free memory alone misses the
+    limits: under `ulimit -v 4000000` a machine with 16 GB free still refuses a 5 GB array."""
+    known = [left for left in (_machine_available(), _address_space_left(), _cgroup_left()) if left is not None]
+    return max(0, min(known)) if known else None
+
+
+def _read_number(path, field=None):
+    """An integer from a file (the first word of the line starting with `field`, if given), or None."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as file:
+        with open(path, encoding="ascii") as file:
             for line in file:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024  # the file counts in kB
+                if field is None:
+                    return int(line.split()[0])
+                if line.startswith(field):
+                    return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def _machine_available():
+    kilobytes = _read_number("/proc/meminfo", "MemAvailable:")
+    if kilobytes is not None:
+        return kilobytes * 1024
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def _address_space_left():
+    """RLIMIT_AS minus the address space the process already uses (VmSize), or None without a limit."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    used_kilobytes = _read_number("/proc/self/status", "VmSize:")
+    return limit - (used_kilobytes or 0) * 1024
+
+
+# The cgroup's (limit, usage) files: cgroup v2 (one hierarchy), then v1's memory controller.
+CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+NO_CGROUP_LIMIT = 2**60  # v1 writes "no limit" as a huge number near 2**63; v2 writes "max" (not a number)
+
+
+def _cgroup_left():
+    """The container's memory limit minus what it uses, or None when there is no limit."""
+    for limit_file, usage_file in CGROUP_FILES:
+        limit = _read_number(limit_file)
+        if limit is not None and limit < NO_CGROUP_LIMIT:
+            return limit - (_read_number(usage_file) or 0)
+    return None
 
 
 def check_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.float32, available=None):
@@ -127,22 +173,35 @@ def check_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.flo
     return needed
 
 
+def largest_weight(config):
+    """The number of elements of the model's largest weight matrix: the initialiser draws it in float64."""
+    hidden = config.hidden_size
+    return max(config.vocab_size, config.max_position_embeddings, config.intermediate_size, hidden) * hidden
+
+
 def check_model_memory(config, available=None):
-    """Refuse to build a model whose float32 weights alone would not fit in the available memory; return
-    their size in bytes.
+    """Refuse to build a model that would not fit in the memory this process may still use; return the
+    bytes building it needs at its peak.
+
+    The peak is the float32 weights plus, while the largest matrix is initialised, its float64 draws
+    (`nn.layers.normal_init` draws N(0, 1) in float64, as NumPy does, before casting): 8 more bytes per
+    element of the largest matrix (the word embeddings, for a real vocabulary).
 
     A config often comes from a file (config.json, a checkpoint's meta) that anyone may have written: one
     line claiming `"vocab_size": 100000000000` would otherwise make the initialiser allocate until the
     operating system kills the process.
     """
     count = count_parameters(config)
-    needed = count * np.dtype(np.float32).itemsize
+    weights = count * np.dtype(np.float32).itemsize
+    needed = weights + largest_weight(config) * np.dtype(np.float64).itemsize
     available = available_memory() if available is None else available
     if available is not None and needed > available:
         raise OutOfMemoryError(
-            f"a model of {config.summary()} has {count:,} parameters, {_size(needed)} in float32, more than "
-            f"the {_size(available)} of memory available; check the config's sizes (vocab_size, hidden_size, "
-            "num_hidden_layers, max_position_embeddings) or use a smaller preset")
+            f"a model of {config.summary()} has {count:,} parameters, {_size(weights)} in float32 (and "
+            f"{_size(needed)} while its float64 draws are cast), more than the {_size(available)} of memory "
+            "this process may still use (the least of the free memory, `ulimit -v` and the container's "
+            "limit); check the config's sizes (vocab_size, hidden_size, num_hidden_layers, "
+            "max_position_embeddings) or use a smaller preset")
     return needed
 
 

@@ -18,8 +18,13 @@ from minibert.nn.module import Module, Parameter
 
 
 def normal_init(rng, shape, std):
-    """Float32 draws from N(0, std²): BERT's initialiser for every weight matrix and embedding table."""
-    return (rng.standard_normal(shape) * std).astype(np.float32)
+    """Float32 draws from N(0, std²): BERT's initialiser for every weight matrix and embedding table.
+
+    NumPy draws in float64; scaling in place keeps one float64 array alive, not two (the same numbers as
+    `draws * std`), and `model/memory.py` counts it."""
+    draws = rng.standard_normal(shape)
+    draws *= std
+    return draws.astype(np.float32)
 
 
 class Linear(Module):

@@ -6,7 +6,9 @@ Reading checks what would otherwise fail much later: a missing special token, a 
 token: the second id could never be produced), an empty line, bytes that are not UTF-8.
 """
 
+import hashlib
 import os
+from pathlib import Path
 
 from minibert.errors import TokenizerError
 
@@ -77,3 +79,10 @@ def save_vocab(tokens, path):
     with open(path, "w", encoding="utf-8", newline="\n") as file:
         file.writelines(token + "\n" for token in tokens)
     return path
+
+
+def vocab_fingerprint(path):
+    """The sha256 of a vocab.txt's bytes: the same tokens in the same order, or not. A model's embedding
+    row i belongs to the token on line i, so a vocabulary reordered (or edited) after training gives wrong
+    words with no error; a checkpoint records this and loading compares it."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -29,6 +29,7 @@ import numpy as np
 
 from minibert.errors import CheckpointError
 from minibert.io.npz import load_arrays, save_arrays
+from minibert.tokenizer.vocab import vocab_fingerprint
 
 CHECKPOINT_FILE = "checkpoint.npz"
 FORMAT = "minibert-training-checkpoint"
@@ -147,6 +148,16 @@ def restore(checkpoint, model, optimizer, scheduler):
     except (TypeError, ValueError, KeyError, OverflowError) as error:
         raise CheckpointError(f"the checkpoint's random-generator state cannot be restored ({error})") \
             from None
+
+
+def check_vocabulary(checkpoint, vocab_path, checkpoint_path):
+    """Refuse a vocab.txt other than the one the run trained with (the sha256 its checkpoint recorded):
+    a reordered vocab.txt of the right size loads without error and fills every [MASK] with wrong words."""
+    expected = checkpoint.data.get("vocab_sha256") if isinstance(checkpoint.data, dict) else None
+    if expected is not None and vocab_fingerprint(vocab_path) != expected:
+        raise CheckpointError(f"{vocab_path} is not the vocabulary {checkpoint_path} was trained with (its "
+                              "sha256 differs: tokens reordered, added or edited); put back the run's vocab.txt "
+                              "(the data folder of its corpus holds it), or resume the run to restore it")
 
 
 def remove_partial_files(folder, name=CHECKPOINT_FILE):

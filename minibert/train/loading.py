@@ -10,11 +10,12 @@ Commands that take `--model DIR` call `load_for_inference(DIR)`, so both kinds w
 from pathlib import Path
 
 from minibert.errors import CheckpointError
+from minibert.io.checkpoint import check_weights_fit_config
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.tokenizer_json import TOKENIZER_JSON_NAME
-from minibert.train.checkpointing import CHECKPOINT_FILE, load_checkpoint
+from minibert.train.checkpointing import CHECKPOINT_FILE, check_vocabulary, load_checkpoint
 
 
 def load_for_inference(directory):
@@ -29,7 +30,9 @@ def load_for_inference(directory):
     vocab_path = directory / VOCAB_FILE
     if (directory / CHECKPOINT_FILE).is_file():
         checkpoint = load_checkpoint(directory / CHECKPOINT_FILE)
-        model = BertForPreTraining(BertConfig.from_dict(checkpoint.model_config))
+        config = BertConfig.from_dict(checkpoint.model_config)
+        check_weights_fit_config(config, checkpoint.model_state, directory / CHECKPOINT_FILE)
+        model = BertForPreTraining(config)
         model.load_state_dict(checkpoint.model_state)
     elif (directory / CONFIG_FILE).is_file():
         model = BertForPreTraining.from_pretrained(directory, verbose=False)
@@ -39,6 +42,8 @@ def load_for_inference(directory):
     if not vocab_path.is_file() and not (directory / TOKENIZER_JSON_NAME).is_file():
         raise CheckpointError(f"{directory} has no {VOCAB_FILE} (nor {TOKENIZER_JSON_NAME}): the model cannot "
                               "read text without the vocabulary it was trained with; copy it into the folder")
+    if vocab_path.is_file() and (directory / CHECKPOINT_FILE).is_file():
+        check_vocabulary(checkpoint, vocab_path, directory / CHECKPOINT_FILE)
     tokenizer = BertTokenizer.from_pretrained(directory)
     if tokenizer.vocab_size != model.config.vocab_size:
         source = vocab_path if vocab_path.is_file() else directory / TOKENIZER_JSON_NAME

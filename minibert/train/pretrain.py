@@ -18,16 +18,20 @@ save, so an interrupted run resumes exactly (a second Ctrl-C quits at once).
 
 import collections
 import math
-import shutil
 import signal
 import threading
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 from minibert.data.problems import DataWarning
-from minibert.errors import CheckpointError, MinibertError
+from minibert.errors import CheckpointError, DataError, MinibertError
+from minibert.io.atomic import atomic_write
+from minibert.io.overwrite import check_can_write
+from minibert.io.pretrained import VOCAB_FILE
+from minibert.io.run_lock import RunLock
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
 from minibert.runtime.threads import training_threads
@@ -118,11 +122,16 @@ def batch_stream(batches, epoch, skip):
     """Yield (epoch, index in epoch, batch) from batch `skip` of `epoch` on, epoch after epoch.
 
     Epoch e's batches and masks depend only on (seed, e), so skipping the used ones replays a stopped
-    run's data exactly (masking a batch takes milliseconds, so the skip is quick)."""
+    run's data exactly (masking a batch takes milliseconds, so the skip is quick). An epoch without a single
+    batch would make this loop spin forever without yielding, so it is refused."""
     while True:
-        for index, batch in enumerate(batches.epoch(epoch)):
-            if index >= skip:
-                yield epoch, index, batch
+        count = 0
+        for count, batch in enumerate(batches.epoch(epoch), start=1):
+            if count > skip:
+                yield epoch, count - 1, batch
+        if count == 0:
+            raise DataError(f"epoch {epoch} of the training data holds no batch; use a smaller --batch-size or "
+                            "a larger corpus")
         epoch, skip = epoch + 1, 0
 
 
@@ -154,22 +163,34 @@ class Pretraining:
     """One run in `out_dir`: builds (or restores) everything in `__init__`, trains in `run()`."""
 
     def __init__(self, config, out_dir, resume=False, overrides=None, data_dir=None, progress=None,
-                 log=print, started=None):
+                 log=print, overwrite=False, started=None):
         """config: a `RunConfig`. To resume, config may be None: the checkpoint's settings are used, with
         `overrides` ({field: value}) applied; settings that decide the run's numbers cannot change.
+        overwrite: start afresh in a folder that holds another run or files of the user's.
         started: `time.perf_counter()` when the command started (default: now). A new run's `minutes`
-        count from then, so building the data and compiling the kernels come out of the same budget."""
+        count from then, so building the data and compiling the kernels come out of the same budget.
+
+        The folder is locked (io/run_lock.py) from here until `run` ends, so two runs never mix in it."""
         self.started = time.perf_counter() if started is None else started
         self.out_dir = Path(out_dir)
         self.log = log
         self.progress = progress or ProgressLine()
         self.checkpoint_path = self.out_dir / CHECKPOINT_FILE
-        checkpoint = self._checkpoint_to_resume(resume)
+        self.lock = RunLock(self.out_dir).acquire()
+        weakref.finalize(self, self.lock.release)  # a run built but never run still frees its folder
+        try:
+            self._set_up(config, resume, overrides, data_dir, overwrite)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _set_up(self, config, resume, overrides, data_dir, overwrite):
+        checkpoint = self._checkpoint_to_resume(resume, overwrite)
         if checkpoint is not None:
             asked = config.to_dict() if config is not None else (overrides or {})
             config = run_setup.config_for_resume(checkpoint.run_config, asked)
         self.config = config
-        self.shard_dir, vocab_path, self.data_fingerprint = run_setup.prepare_data(config, data_dir, log)
+        self.shard_dir, vocab_path, self.data_fingerprint = run_setup.prepare_data(config, data_dir, self.log)
         self.tokenizer = BertTokenizer(vocab_path)
         self.train_batches, self.eval_batches = run_setup.open_batches(self.shard_dir, config)
         self.short_batches = None  # the training batches of the short-sequence steps, if the run has them
@@ -177,7 +198,8 @@ class Pretraining:
             with warnings.catch_warnings():
                 # Cutting long sentences is the point of the short sequences, not a problem with the data.
                 warnings.simplefilter("ignore", DataWarning)
-                short_dir, _, short_fingerprint = run_setup.prepare_data(config.short_phase(), data_dir, log)
+                short_dir, _, short_fingerprint = run_setup.prepare_data(config.short_phase(), data_dir,
+                                                                         self.log)
             self.short_batches, _ = run_setup.open_batches(short_dir, config.short_phase())
             self.data_fingerprint["short_rows"] = short_fingerprint["rows"]
         self.model = run_setup.build_model(config, self.tokenizer.vocab_size)
@@ -186,15 +208,18 @@ class Pretraining:
         self.run_log = RunLog(self.out_dir / LOG_FILE)
         if checkpoint is None:
             self.position = RunPosition(total_steps=config.steps or self._planned_steps(config))
-            self.out_dir.mkdir(parents=True, exist_ok=True)
             # An attempt killed before its first checkpoint left the log of steps now lost, and perhaps half
             # a checkpoint: this run starts from nothing, so they go.
             remove_partial_files(self.out_dir)
             self.run_log.path.unlink(missing_ok=True)
-            shutil.copyfile(vocab_path, self.out_dir / "vocab.txt")  # fill-mask reads it from here
+            (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)  # only there with overwrite=True
+            self._copy_vocabulary(vocab_path)
         else:
             run_setup.check_same_run(checkpoint, self.model, self.data_fingerprint, self.checkpoint_path)
             self.position = checkpoint.position
+            if not (self.out_dir / VOCAB_FILE).is_file():  # deleted: the data's is the same (same sha256)
+                self._copy_vocabulary(vocab_path)
+                self.log(f"restored {self.out_dir / VOCAB_FILE} from {vocab_path}")
         self.scheduler = run_setup.build_scheduler(self.optimizer, config, self.position.total_steps)
         self.short_steps = round(config.short_share * self.position.total_steps) if self.short_batches else 0
         if checkpoint is not None:
@@ -205,15 +230,31 @@ class Pretraining:
         self.evaluation = None  # the last `Evaluation`, its step and its time
         self.last_evaluation_step, self.last_evaluation_seconds = None, self.position.elapsed_seconds
 
-    def _checkpoint_to_resume(self, resume):
+    def _copy_vocabulary(self, vocab_path):
+        """The data's vocab.txt into the run folder, where fill-mask and attention read it."""
+        with atomic_write(self.out_dir / VOCAB_FILE) as file:
+            file.write(Path(vocab_path).read_bytes())
+
+    def _checkpoint_to_resume(self, resume, overwrite):
         exists = self.checkpoint_path.is_file()
         if resume and not exists:
             raise CheckpointError(f"no checkpoint to resume in {self.out_dir} ({CHECKPOINT_FILE} is "
                                   "missing); start the run without --resume")
-        if not resume and exists:
+        if not resume and exists and not overwrite:
             raise CheckpointError(f"{self.out_dir} already holds a run; continue it with --resume, or start "
-                                  "a new one in another folder (--out DIR) or after deleting this one")
+                                  "a new one in another folder (--out DIR), or over this one with --overwrite")
+        if not resume and not overwrite and not self._holds_a_dead_attempt():
+            for name in (LOG_FILE, VOCAB_FILE):
+                check_can_write(self.out_dir / name, overwrite, "--out")
         return load_checkpoint(self.checkpoint_path) if resume else None
+
+    def _holds_a_dead_attempt(self):
+        """Whether the folder's log.jsonl and vocab.txt are a run's of ours that died before its first
+        checkpoint (its lock was stale, or its log starts as our logs do), not files of the user's."""
+        if self.lock.took_over:
+            return True
+        records = read_log(self.out_dir / LOG_FILE)
+        return bool(records) and records[0].get("kind") == "start" and "config" in records[0]
 
     def _planned_steps(self, config):
         """Steps that fit in what is left of `minutes`, from the measured speed of warm passes."""
@@ -241,9 +282,13 @@ class Pretraining:
     # ----- the loop -----
     def run(self, stop_after_steps=None, show_examples=True):
         """Train until the planned steps are done, the time is up, Ctrl-C, or `stop_after_steps` steps
-        have been taken in all (a pause: the run can be resumed). Returns a `RunResult`."""
-        with training_threads(self.config.threads):
-            return self._train(stop_after_steps, show_examples)
+        have been taken in all (a pause: the run can be resumed). Returns a `RunResult`. The folder's lock
+        is released at the end, however the run ends."""
+        try:
+            with training_threads(self.config.threads):
+                return self._train(stop_after_steps, show_examples)
+        finally:
+            self.lock.release()
 
     def _train(self, stop_after_steps, show_examples):
         config, position = self.config, self.position
@@ -398,8 +443,8 @@ class Pretraining:
 
 
 def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_after_steps=None,
-             show_examples=True, progress=None, log=print, started=None):
+             show_examples=True, progress=None, log=print, overwrite=False, started=None):
     """Pretrain BERT as `config` says, in the run folder `out_dir`; see `Pretraining`."""
     run = Pretraining(config, out_dir, resume=resume, overrides=overrides, data_dir=data_dir,
-                      progress=progress, log=log, started=started)
+                      progress=progress, log=log, overwrite=overwrite, started=started)
     return run.run(stop_after_steps=stop_after_steps, show_examples=show_examples)

@@ -15,6 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from minibert.autograd import no_grad
+from minibert.train.presets import run_preset
+from minibert.train.pretrain import train_step
+from minibert.train.run_setup import build_model, build_optimizer, build_scheduler
 
 
 def read_probe(path, tokenizer):
@@ -32,6 +35,50 @@ def read_probe(path, tokenizer):
         answer = item["choices"].index(item["word"])
         items.append((text, [ids[0] for ids in choice_ids], answer, item["family"]))
     return items, skipped
+
+
+def own_sentence(items):
+    """The items with only the sentence that holds the blank, like the article's `小明给小红 ___ 一本书`
+    (probe.jsonl also gives the sentence before it)."""
+    shortened = []
+    for text, choice_ids, answer, family in items:
+        left, right = text.split("[MASK]")
+        start = max(left.rfind("。"), left.rfind(". ")) + 1  # just after the previous sentence's end
+        shortened.append((left[start:].strip() + " [MASK]" + right, choice_ids, answer, family))
+    return shortened
+
+
+def left_context_only(items):
+    """The items with every word after [MASK] taken away: what a causal model sees of them."""
+    return [(text.split("[MASK]")[0] + "[MASK]", choice_ids, answer, family)
+            for text, choice_ids, answer, family in items]
+
+
+def blank_batches(items, tokenizer, steps, batch_size, seed=0):
+    """Pretraining batches (Google's feature names) whose one masked slot per sequence is the blank."""
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        chunk = [items[i] for i in rng.choice(len(items), batch_size, replace=False)]
+        encoded = tokenizer.batch_encode([text for text, _, _, _ in chunk])
+        positions = np.argmax(encoded["input_ids"] == tokenizer.mask_token_id, axis=1)[:, None]  # (B, 1)
+        answers = np.array([[choice_ids[answer]] for _, choice_ids, answer, _ in chunk])  # (B, 1)
+        yield {"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
+               "input_mask": encoded["attention_mask"], "masked_lm_positions": positions,
+               "masked_lm_ids": answers, "masked_lm_weights": np.ones(answers.shape, np.float32),
+               "next_sentence_labels": np.zeros(batch_size, np.int64)}
+
+
+def train_on_blanks(attention, items, tokenizer, steps, batch_size, seed=0):
+    """A `tiny` model (masked LM only, `attention` "bidirectional" or "causal") trained with the pretraining
+    loop's own step on `blank_batches`; returns (the model in eval mode, the loss of every step)."""
+    config = run_preset("tiny", use_nsp=False, attention=attention, steps=steps, batch_size=batch_size,
+                        seed=seed)
+    model = build_model(config, tokenizer.vocab_size)
+    optimizer = build_optimizer(model, config)
+    scheduler = build_scheduler(optimizer, config, steps)
+    losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
+              for batch in blank_batches(items, tokenizer, steps, batch_size, seed)]
+    return model.eval(), losses
 
 
 def probe_accuracy(model, tokenizer, items, batch_size=64):

@@ -9,7 +9,6 @@
 Every check here runs before training starts, so a mistake costs seconds, not a lost run.
 """
 
-import hashlib
 import time
 from functools import partial
 from pathlib import Path
@@ -34,6 +33,7 @@ from minibert.optim import (
 from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
 from minibert.runtime import PLAN_VARIABLE, plan_is_on
+from minibert.tokenizer.vocab import vocab_fingerprint
 from minibert.train.evaluate import run_model
 from minibert.train.presets import RunConfig
 
@@ -60,7 +60,7 @@ def prepare_data(config, data_dir=None, log=print):
         dupe_factor=config.dupe_factor, log=log))
     manifest = read_manifest(shard_dir)
     vocab_path = shard_dir.parents[1] / "vocab.txt"
-    fingerprint = {"vocab_sha256": hashlib.sha256(vocab_path.read_bytes()).hexdigest(),
+    fingerprint = {"vocab_sha256": vocab_fingerprint(vocab_path),
                    "corpus_bytes": manifest["sources"]["corpus_bytes"],
                    "rows": {split: entry["rows"] for split, entry in manifest["splits"].items()}}
     return shard_dir, vocab_path, fingerprint

@@ -4,6 +4,7 @@ The referee is attention written the slow way, one head and one query at a time 
 of the whole layer's parameters.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -20,9 +21,9 @@ def your_forward():
         yield
 
 
-def layer(hidden=8, heads=2, seed=0):
+def layer(hidden=8, heads=2, seed=0, dropout_prob=0.0):
     rng = np.random.default_rng(seed)
-    attention = MultiHeadSelfAttention(hidden, heads, dropout_prob=0.0, rng=rng, std=0.5)
+    attention = MultiHeadSelfAttention(hidden, heads, dropout_prob=dropout_prob, rng=rng, std=0.5)
     return attention.to(np.float64)
 
 
@@ -70,6 +71,31 @@ def test_causal_mask_hides_the_future():
     np.testing.assert_allclose(probs.data[0, :, 0], [[1, 0, 0]] * 2, atol=1e-12)
     value_0 = x[0, 0] @ attention.value.weight.data.T + attention.value.bias.data
     np.testing.assert_allclose(context.data[0, 0], value_0, rtol=1e-9)
+
+
+def test_dropout_drops_attention_weights():
+    """BERT drops attention weights, not the context (Google modeling.py `attention_layer`). With dropout 0.5
+    and a seeded generator, each row of the context must be the values mixed with that row's weights, each
+    weight either dropped (0) or kept and scaled by 1/0.5, and some weights must be dropped. The returned
+    probabilities are the weights before dropout; in eval mode nothing is dropped."""
+    attention = layer(seed=7, dropout_prob=0.5)
+    x = np.random.default_rng(8).standard_normal((2, 4, 8))
+    context, probs = attention(Tensor(x))
+    np.testing.assert_allclose(probs.data.sum(-1), 1.0, rtol=1e-12, err_msg="return the weights before dropout")
+    v = x @ attention.value.weight.data.T + attention.value.bias.data  # (B, S, H)
+    keeps = np.array(list(itertools.product([0.0, 2.0], repeat=4)))  # every drop pattern of 4 keys, (16, S)
+    dropped_any = False
+    for b, h, i in np.ndindex(2, 2, 4):
+        part = slice(4 * h, 4 * h + 4)
+        candidates = (probs.data[b, h, i] * keeps) @ v[b, :, part]  # (16, D): the row under each pattern
+        match = np.flatnonzero(np.abs(candidates - context.data[b, i, part]).max(axis=1) < 1e-9)
+        assert len(match), (f"context[{b}, {i}] of head {h} is not the values mixed with dropped attention "
+                            "weights: apply dropout to the softmax output, before @ v")
+        dropped_any |= not keeps[match[0]].all()
+    assert dropped_any, "no attention weight was dropped: apply self.dropout to the probabilities in training"
+    attention.eval()
+    np.testing.assert_allclose(attention(Tensor(x))[0].data, slow_attention(attention, x, np.ones((2, 4, 4), bool))[0],
+                               rtol=1e-9, atol=1e-12, err_msg="in eval mode dropout must do nothing")
 
 
 def test_gradcheck_all_parameters_and_input():

@@ -35,6 +35,15 @@ def test_wrong_backward_is_caught():
         gradcheck(lambda x: CubeTwiceTooSteep.apply(x).sum(), x)
 
 
+def test_error_shrinks_as_eps_squared():
+    """For f = sum(x³) the central difference is exactly 3x² + eps² (Taylor: the eps terms cancel), so even a
+    large eps of 1e-2 or 1e-3 lands within 2·eps² of the true gradient. A forward difference
+    (f(x + eps) - f(x)) / eps is off by about 3x·eps, hundreds of times more."""
+    x = Tensor(np.linspace(0.5, 1.5, 6), requires_grad=True)
+    for eps in (1e-2, 1e-3):
+        assert gradcheck(lambda x: (x * x * x).sum(), x, eps=eps, atol=2 * eps**2, rtol=0.0)
+
+
 def test_inputs_are_restored_exactly():
     """Perturbing x in place is fine only if every entry gets its original value back, bit for bit."""
     data = np.random.default_rng(2).standard_normal((2, 3))

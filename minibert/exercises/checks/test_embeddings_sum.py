@@ -11,9 +11,9 @@ from minibert.model import BertConfig
 from minibert.model.bert import BertEmbeddings
 
 
-def embeddings(seed=0):
+def embeddings(seed=0, dropout_prob=0.0):
     config = BertConfig.preset("tiny", vocab_size=20, hidden_size=8, max_position_embeddings=16,
-                               hidden_dropout_prob=0.0)
+                               hidden_dropout_prob=dropout_prob)
     module = BertEmbeddings(config, np.random.default_rng(seed)).to(np.float64)
     module.LayerNorm.weight.data[:] = 1.0 + 0.1 * np.arange(8)
     return module
@@ -45,6 +45,19 @@ def test_same_token_differs_by_position_and_segment():
     assert not np.allclose(by_position[0], by_position[1])
     by_segment = module(np.array([[6], [6]]), np.array([[0], [1]])).data
     assert not np.allclose(by_segment[0, 0], by_segment[1, 0])
+
+
+def test_dropout_after_layernorm():
+    """BERT drops the normalised sum (Google modeling.py `layer_norm_and_dropout`): with dropout 0.5 and a
+    seeded generator, each output value is either 0 or the value without dropout times 1/0.5, and some are 0."""
+    module = embeddings(4, dropout_prob=0.5)
+    input_ids, token_type_ids = np.array([[2, 5, 7, 3], [2, 4, 3, 11]]), np.array([[0, 0, 1, 1], [0, 1, 1, 1]])
+    out = module(input_ids, token_type_ids).data
+    want = numpy_embeddings(module, input_ids, token_type_ids)
+    dropped, kept = out == 0.0, np.isclose(out, 2.0 * want, rtol=1e-9, atol=1e-12)
+    assert np.all(dropped | kept), ("some outputs are neither 0 nor 2x the LayerNorm output: apply dropout "
+                                    "once, to the output of LayerNorm")
+    assert dropped.any() and kept.any(), "nothing was dropped: apply self.dropout after LayerNorm in training"
 
 
 def test_gradcheck_the_three_tables():

@@ -53,6 +53,22 @@ def test_shares_are_80_10_10():
     assert within_5_sigma(counts["same"], total, 0.1 + p_same_by_chance)
 
 
+def test_each_token_draws_on_its_own():
+    """One draw per chosen token, not one per sequence: two chosen tokens of a sequence both become [MASK]
+    with probability 0.8² = 0.64 if they draw on their own, 0.8 if they share a draw. Over ~4,500 disjoint
+    pairs of chosen tokens (disjoint, so the pairs are independent), the both-[MASK] share is within 5 sigma
+    of 0.64."""
+    rng = np.random.default_rng(1)
+    both = pairs = 0
+    for _ in range(1500):
+        out = create_masked_lm_predictions(sequence(rng), None, rng, SPECIAL, MaskingConfig(whole_word=False))
+        masked = out.input_ids[out.positions] == SPECIAL.mask_id
+        paired = masked[: len(masked) // 2 * 2].reshape(-1, 2)  # (P // 2, 2): tokens 0 and 1, 2 and 3, ...
+        both += int(paired.all(axis=1).sum())
+        pairs += len(paired)
+    assert within_5_sigma(both, pairs, 0.64), f"{both} of {pairs} pairs both [MASK]: draw once per token"
+
+
 def test_shares_follow_the_config():
     """mask_token_prob=0, random_token_prob=1: every chosen token becomes a random one, none [MASK]."""
     counts = count_outcomes(MaskingConfig(whole_word=False, mask_token_prob=0.0, random_token_prob=1.0),

@@ -22,8 +22,12 @@ def test_adjoint_of_broadcast(big, small):
     """<unbroadcast(g), x> = <g, broadcast(x)> for random g and x, and the result has the small shape."""
     rng = np.random.default_rng(0)
     g, x = rng.standard_normal(big), rng.standard_normal(small)
-    summed = unbroadcast(g, small)
-    assert np.shape(summed) == small
+    try:
+        summed = unbroadcast(g, small)
+    except ValueError as error:  # e.g. a reshape of the unsummed gradient: say which case, not just where
+        pytest.fail(f"unbroadcast of a {big} gradient to {small} raised {error!r}: sum over the extra leading "
+                    "axes and over every axis where the shape has a 1")
+    assert np.shape(summed) == small, f"unbroadcast of a {big} gradient to {small} gave {np.shape(summed)}"
     np.testing.assert_allclose(np.sum(summed * x), np.sum(g * np.broadcast_to(x, big)), rtol=1e-12)
 
 

@@ -38,8 +38,10 @@ def test_one_unknown_part_makes_the_whole_word_unk():
 
 
 def test_too_long_words_are_unk():
-    """A word longer than max_input_chars_per_word is [UNK] without searching."""
+    """A word longer than max_input_chars_per_word is [UNK] without searching; one of exactly that length is
+    still split (Google's tokenization.py tests `len(chars) > max_input_chars_per_word`)."""
     assert pieces("abab", limit=3) == ["[UNK]"]
+    assert pieces("abab", limit=4) == ["ab", "##ab"]
 
 
 def reference(word, vocab):
