@@ -10,9 +10,9 @@ that a checkpoint belongs to the run it continues.
     mini  4 layers, H 256 (BERT-Mini, Turc et al. 2019), on `pydocs` at 128 tokens, batch 32: the laptop
           model, with the recipe below; the default run takes 15 minutes, set-up included
 
-Change any field with `run_preset("mini", lr=1e-3)` or, on the command line, `--lr 1e-3`. The dataclass's
-own defaults are BERT's choices where a laptop run can keep them; the `mini` preset changes what a run of
-about a thousand steps needs (docs/learning.md measures each change, kept or not):
+Change any field with `run_preset("mini", lr=1e-3)` or, on the command line, `--lr 1e-3`. The dataclass
+keeps BERT's masking rate, schedule, position start and data passes; the `mini` preset changes what a run
+of about a thousand steps needs (docs/learning.md measures each change, kept or not):
 - AdamW at lr 1e-3 (bias correction on), 10% warmup, dropout off: a short run underfits, it never reaches
   the overfitting dropout guards against (Geiping & Goldstein 2022, "Cramming", §4.3);
 - the first steps on 32-token sequences (as BERT's §A.2 for speed, here because attention over few tokens
@@ -21,9 +21,7 @@ about a thousand steps needs (docs/learning.md measures each change, kept or not
   Language Modeling?"): twice the predictions per step for little more work, since the MLM head runs on
   the masked positions only; held-out text is still masked at 15%;
 - the learning rate held at its peak until the last 20% of the steps ("stable-decay");
-- the learned position table starts at the Transformer's sinusoids (minibert/model/position_init.py);
-- the training documents cut into sentence pairs several times (Google's dupe_factor), so NSP sees new
-  pairs instead of memorising a few thousand.
+- the learned position table starts at the Transformer's sinusoids (minibert/model/position_init.py).
 """
 
 import dataclasses
@@ -198,7 +196,8 @@ RUN_PRESETS = {
     "tiny": RunConfig(model="tiny", corpus="synthetic", vocab_size=1024, max_seq_length=64,
                       max_predictions_per_seq=10, batch_size=32, lr=3e-3, steps=800, minutes=None,
                       log_every=10, eval_every=200, eval_batches=10, checkpoint_every=200),
-    "mini": RunConfig(short_seq_length=32, short_share=0.6),
+    "mini": RunConfig(short_seq_length=32, short_share=0.6, masked_lm_prob=0.3, max_predictions_per_seq=40,
+                      schedule="stable-decay", position_init="sinusoidal"),
 }
 
 
