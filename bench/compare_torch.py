@@ -1,11 +1,13 @@
 """minibert against PyTorch on the same CPU: one pretraining step of the `mini` BERT, side by side.
 
-Run it with torch and transformers installed (the reference environment), NumPy's BLAS at full speed:
+Run it with torch and transformers installed, NumPy's BLAS at full speed:
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=. /work/refenv/bin/python bench/compare_torch.py
+    python bench/compare_torch.py --isa native
+    python bench/compare_torch.py --isa avx2    # an AVX-512 CPU run as an AVX2 one without AVX-512
 
 These machines set OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE, which halve NumPy's sgemm (PyTorch is
-unaffected): the benchmark unsets them for its own command only. Never unset them in tests or CI. Without
+unaffected): `--isa native` unsets them for the benchmark's own process only (as `env -u OPENBLAS_CORETYPE
+-u OPENBLAS_L2_SIZE` would). Never unset them in tests or CI. Without
 torch the PyTorch columns are left out and the rest still runs. `--only compare,profile` picks sections.
 
 Sections, all for mini (L4/H256/A4/FFN1024, vocabulary 8192), batch 32, seq 128, 20 masked positions:
@@ -43,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from model import describe_threads, make_batch, use_training_setup  # noqa: E402  (bench/model.py)
+from model import describe_isa, describe_threads, make_batch, run_as_isa, use_training_setup  # noqa: E402
 
 from minibert import kernels  # noqa: E402
 from minibert.autograd import profile_ops  # noqa: E402
@@ -500,9 +502,15 @@ def main():
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--masked", type=int, default=20)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--isa", choices=("native", "avx2"),
+                        help="native: every vector instruction this CPU has (NumPy's sgemm at full speed); avx2: "
+                        "an AVX-512 CPU run as an AVX2 one (bench/model.py isa_environment); unset: as the "
+                        "environment says")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--inference-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.isa:
+        run_as_isa(args.isa)
     if args.inference_child:
         inference_child()
         return
@@ -511,11 +519,12 @@ def main():
         peak_step_memory_child(args.memory_child, args.batch, args.seq, args.masked)
         return
 
+    describe_isa()
     describe_threads()
     found = torch_or_none()
     print(f"torch {found[0].__version__} ({found[0].get_num_threads()} threads), transformers "
           f"{found[1].__version__}" if found else "torch/transformers not installed: minibert alone")
-    if os.environ.get("OPENBLAS_CORETYPE"):
+    if os.environ.get("OPENBLAS_CORETYPE") and not args.isa:
         print("WARNING: OPENBLAS_CORETYPE is set, NumPy's sgemm runs at about half speed; run with "
               "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE")
     config = BertConfig.preset("mini")
