@@ -48,9 +48,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from model import describe_isa, describe_threads, make_batch, run_as_isa, use_training_setup  # noqa: E402
 
 from minibert import kernels  # noqa: E402
-from minibert.autograd import profile_ops  # noqa: E402
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss  # noqa: E402
 from minibert.optim import AdamW  # noqa: E402
+from minibert.runtime.profile import profile_ops  # noqa: E402
 
 LR = 1e-4
 SECTIONS = ("compare", "profile", "scaling", "startup", "inference")
@@ -289,8 +289,8 @@ def numpy_sgemm_gflops():
     thread, so that count is raised for the first measurement and restored after."""
     import numba
 
-    from minibert.kernels.blas import openblas
     from minibert.kernels.matmul import matmul_blas
+    from minibert.runtime.blas import openblas
 
     blas = openblas()
     before = blas.threads if blas is not None else None

@@ -61,11 +61,11 @@ _TRAINING = contextlib.ExitStack()  # what use_training_setup entered, held for 
 
 def use_training_setup(threads=None):
     """For the rest of the process, share the cores between matmuls and kernels as training does
-    (`training_threads` in minibert/kernels/threads.py, on `threads` cores, None: all) and keep freed
-    memory as it does (minibert/kernels/allocator.py), so the bench times the step that
+    (`training_threads` in minibert/runtime/threads.py, on `threads` cores, None: all) and keep freed
+    memory as it does (minibert/runtime/allocator.py), so the bench times the step that
     `python -m minibert pretrain` runs. NUMBA_NUM_THREADS caps the threads as usual."""
-    from minibert.kernels.allocator import reuse_freed_memory
-    from minibert.kernels.threads import training_threads
+    from minibert.runtime.allocator import reuse_freed_memory
+    from minibert.runtime.threads import training_threads
 
     reuse_freed_memory()
     _TRAINING.enter_context(training_threads(threads))

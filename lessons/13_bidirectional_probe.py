@@ -25,7 +25,7 @@ import numpy as np
 from bench.probe import probe_accuracy, read_probe, report
 from minibert.autograd import no_grad
 from minibert.data.corpora.synthetic import probe_items
-from minibert.kernels.threads import training_threads
+from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import fill_mask, load_for_inference, pretrain, run_preset, train_step
 from minibert.train.attention_view import attention_maps, tile_svgs

@@ -3,8 +3,9 @@
 import numpy as np
 
 from minibert import functional as F
-from minibert.autograd import Tensor, profile_ops
+from minibert.autograd import Tensor
 from minibert.autograd import tensor as tensor_module
+from minibert.runtime.profile import profile_ops
 
 
 def small_graph():

@@ -37,9 +37,9 @@ from minibert.kernels import (
     set_backend,
     simd,
     softmax,
-    threads,
     use_backend,
 )
+from minibert.runtime import threads
 
 FLOATS = [np.float32, np.float64]
 TOLERANCE = {np.float32: (1e-5, 1e-6), np.float64: (1e-12, 1e-13)}  # (rtol, atol per unit of magnitude)

@@ -1,4 +1,4 @@
-"""How training shares the cores (minibert/kernels/threads.py, blas.py): BLAS's thread count, matmuls cut
+"""How training shares the cores (minibert/runtime/threads.py, blas.py): BLAS's thread count, matmuls cut
 into parts that run at once, the old plan where Numba's threads would spin, and everything put back."""
 
 import os
@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minibert.kernels import matmul, threads
-from minibert.kernels.blas import openblas
-from minibert.kernels.threads import matmul_parts, training_threads
+from minibert.kernels import matmul
+from minibert.runtime import threads
+from minibert.runtime.blas import openblas
+from minibert.runtime.threads import matmul_parts, training_threads
 
 pytestmark = [
     pytest.mark.skipif(openblas() is None, reason="NumPy's BLAS here is not an OpenBLAS we can reach"),
@@ -46,8 +47,8 @@ def test_a_fresh_training_process_gets_the_quiet_layer_and_shares_the_cores():
     script = textwrap.dedent("""
         import numba, numpy as np
         from minibert.kernels import gelu_forward
-        from minibert.kernels.blas import openblas
-        from minibert.kernels.threads import matmul_parts, training_threads
+        from minibert.runtime.blas import openblas
+        from minibert.runtime.threads import matmul_parts, training_threads
         with training_threads():
             gelu_forward(np.ones(1 << 17, np.float32))  # large enough to run in parallel
             print(numba.threading_layer(), openblas().threads, numba.get_num_threads(), matmul_parts())

@@ -22,8 +22,8 @@ from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError,
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
-from minibert.kernels.threads import training_threads
 from minibert.model import BertConfig, BertForPreTraining
+from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.attention_view import attention_maps, attention_svg, attention_text, tile_svgs

@@ -21,7 +21,7 @@ from minibert.errors import MinibertError, ShapeError
 # graph memory.
 _grad_enabled = True
 
-# An `OpTimes` (profile.py) while `profile_ops()` runs, else None: then each op's forward and backward is
+# An `OpTimes` (runtime/profile.py) while `profile_ops()` runs, else None: then each op's forward and backward is
 # timed. Off, it costs one comparison per op.
 _op_timer = None
 

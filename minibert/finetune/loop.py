@@ -27,9 +27,9 @@ from minibert.errors import ConfigError
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.saved_model import save_finetuned, write_record
-from minibert.kernels.allocator import reuse_freed_memory
-from minibert.kernels.threads import training_threads
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
+from minibert.runtime.allocator import reuse_freed_memory
+from minibert.runtime.threads import training_threads
 from minibert.train.logs import LOG_FILE, RunLog
 from minibert.train.pretrain import TrainingDiverged, checked_update
 from minibert.train.progress import ProgressLine, format_duration
@@ -44,7 +44,7 @@ class FineTuneConfig:
     max_grad_norm: float = 1.0
     seed: int = 0  # order of the training examples (the model's own seed draws the head and dropout)
     eval_batch_size: int = 64
-    threads: int | None = None  # cores for matmuls and kernels (None: all), as in pretraining (kernels/threads.py)
+    threads: int | None = None  # cores for matmuls and kernels (None: all), as in pretraining (runtime/threads.py)
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):

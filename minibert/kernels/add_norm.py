@@ -46,7 +46,7 @@ from minibert.kernels.layernorm import (
     normalise_row,
     normalise_row_backward,
 )
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references: the three ops one after the other

@@ -41,7 +41,7 @@ from minibert.kernels.softmax import (
     softmax_forward_numpy,
     softmax_row,
 )
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references: the plain ops one after the other

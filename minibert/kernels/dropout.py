@@ -34,7 +34,7 @@ from numba import njit, prange
 
 from minibert.kernels.arrays import DtypeError, float_array, same_shape
 from minibert.kernels.backend import choose
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: SplitMix64's step between counters
 MIX_1 = np.uint64(0xBF58476D1CE4E5B9)

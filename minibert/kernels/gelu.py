@@ -21,7 +21,7 @@ from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_ax
 from minibert.kernels.backend import choose
 from minibert.kernels.erf import INV_SQRT_2, INV_SQRT_2PI, erf, erf_numpy, normal_cdf_pdf_single
 from minibert.kernels.simd import fast_exp
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 APPROXIMATIONS = ("none", "tanh")
 SUM_CHUNKS = 64  # row chunks of the bias gradient's sum (see _times_slope_with_column_sums)

@@ -23,7 +23,7 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import DtypeError, float_array
 from minibert.kernels.backend import get_backend
-from minibert.kernels.threads import matmul_parts, run_together
+from minibert.runtime.threads import matmul_parts, run_together
 
 # Tile sizes of the loop kernel. One task computes a (TILE_M, TILE_N) block of c, summing over K in slices
 # of TILE_K: its accumulator (16 KB in float32) stays in the L1 cache, and the slice of b it reads

@@ -18,7 +18,7 @@ from minibert.errors import ShapeError
 from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.backend import choose
 from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector_max
-from minibert.kernels.threads import launch
+from minibert.runtime.threads import launch
 
 
 def prepare_mask(mask, x, op):

@@ -75,7 +75,7 @@ class RunConfig:
     # --- bookkeeping ---
     seed: int = 0  # initial weights, dropout, batch order and dynamic masks
     # cores the matmuls and the Numba kernels share (None: every core); how, see `training_threads` in
-    # minibert/kernels/threads.py
+    # minibert/runtime/threads.py
     threads: int | None = None
     log_every: int = 10  # steps between JSONL log records
     eval_every: int = 200  # steps between held-out evaluations (and one at the end)

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, MinibertError
-from minibert.kernels.allocator import reuse_freed_memory
-from minibert.kernels.threads import training_threads
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
+from minibert.runtime.allocator import reuse_freed_memory
+from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.checkpointing import (

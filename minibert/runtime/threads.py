@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
-from minibert.kernels.blas import openblas
+from minibert.runtime.blas import openblas
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
 QUIET_LAYER = "workqueue"  # Numba's threading layer whose idle threads sleep
