@@ -60,15 +60,28 @@ _TRAINING = contextlib.ExitStack()  # what use_training_setup entered, held for 
 
 
 def use_training_setup(threads=None):
-    """For the rest of the process, share the cores between matmuls and kernels as training does
-    (`training_threads` in minibert/runtime/threads.py, on `threads` cores, None: all) and keep freed
-    memory as it does (minibert/runtime/allocator.py), so the bench times the step that
-    `python -m minibert pretrain` runs. NUMBA_NUM_THREADS caps the threads as usual."""
-    from minibert.runtime.allocator import reuse_freed_memory
-    from minibert.runtime.threads import training_threads
+    """For the rest of the process, train as `python -m minibert pretrain` does (`train_fast`: the fused ops
+    on, printing the command's first line), on `threads` cores (None: all, as the process plan has them)."""
+    from minibert.runtime import training_threads
+    from minibert.train.run_setup import train_fast
 
-    reuse_freed_memory()
+    print(train_fast())
     _TRAINING.enter_context(training_threads(threads))
+
+
+def describe_cpu():
+    """The CPU as figures must name it: model, widest vector ISA, cores (from /proc/cpuinfo on Linux)."""
+    import platform
+
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")),
+                 platform.machine())
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    return f"{model}, {isa}, {os.cpu_count()} cores"
 
 
 # Variables that pick the instruction set NumPy's OpenBLAS, Numba and PyTorch run on.
@@ -101,19 +114,13 @@ def run_as_isa(isa):
 
 
 def describe_isa():
-    """One line: the CPU and its vector instructions, and those this process lets OpenBLAS and Numba use."""
+    """One line: the CPU, and the vector instructions this process lets OpenBLAS and Numba use."""
     import llvmlite.binding
     import numba
 
-    cpuinfo = Path("/proc/cpuinfo")
-    names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
-             if line.startswith("model name")] if cpuinfo.exists() else []
-    host = llvmlite.binding.get_host_cpu_features()
-    numba_features = numba.config.CPU_FEATURES or host.flatten()
-    print(f"CPU {names[0] if names else '?'} ({llvmlite.binding.get_host_cpu_name()}, "
-          f"{'AVX-512' if host.get('avx512f') else 'AVX2, no AVX-512'}), {os.cpu_count()} cores; run as "
-          f"{os.environ.get('MINIBERT_BENCH_ISA', 'this environment sets')}: OpenBLAS kernels "
-          f"{os.environ.get('OPENBLAS_CORETYPE', 'for this CPU')}, Numba code "
+    numba_features = numba.config.CPU_FEATURES or llvmlite.binding.get_host_cpu_features().flatten()
+    print(f"CPU {describe_cpu()}; run as {os.environ.get('MINIBERT_BENCH_ISA', 'this environment sets')}: "
+          f"OpenBLAS kernels {os.environ.get('OPENBLAS_CORETYPE', 'for this CPU')}, Numba code "
           f"{'with' if '+avx512f' in numba_features else 'without'} AVX-512")
 
 

@@ -17,65 +17,21 @@ model's [MASK] sees only the words before it, so it can only guess from frequenc
 
 import argparse
 import io
-import json
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from minibert.autograd import no_grad  # noqa: E402
 from minibert.train.loading import load_for_inference  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.pretrain import pretrain  # noqa: E402
+from minibert.train.probe import probe_accuracy, read_probe, report  # noqa: E402
 from minibert.train.progress import ProgressLine  # noqa: E402
-
-
-def read_probe(path, tokenizer):
-    """Probe items whose word and every candidate are single tokens: (text with [MASK], candidate ids,
-    index of the right candidate, family). Returns (items, how many were skipped)."""
-    items, skipped = [], 0
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        item = json.loads(line)
-        choice_ids = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(choice))
-                      for choice in item["choices"]]
-        if any(len(ids) != 1 for ids in choice_ids):
-            skipped += 1
-            continue
-        text = item["text"][: item["char_start"]] + " [MASK] " + item["text"][item["char_end"]:]
-        answer = item["choices"].index(item["word"])
-        items.append((text, [ids[0] for ids in choice_ids], answer, item["family"]))
-    return items, skipped
-
-
-def probe_accuracy(model, tokenizer, items, batch_size=64):
-    """{family: (right, total)}: the model picks the candidate with the highest MLM logit at [MASK]."""
-    counts = defaultdict(lambda: [0, 0])
-    model.eval()
-    for start in range(0, len(items), batch_size):
-        chunk = items[start:start + batch_size]
-        encoded = tokenizer.batch_encode([text for text, _, _, _ in chunk])
-        positions = np.argmax(encoded["input_ids"] == tokenizer.mask_token_id, axis=1)[:, None]  # (B, 1)
-        with no_grad():
-            output = model(encoded["input_ids"], encoded["token_type_ids"], encoded["attention_mask"],
-                           masked_positions=positions)
-        logits = output.mlm_logits.data[:, 0]  # (B, V)
-        for row, (_, choice_ids, answer, family) in enumerate(chunk):
-            counts[family][0] += int(np.argmax(logits[row, choice_ids]) == answer)
-            counts[family][1] += 1
-    return dict(counts)
-
-
-def report(name, counts, chance):
-    right = sum(r for r, _ in counts.values())
-    total = sum(t for _, t in counts.values())
-    families = ", ".join(f"{family} {r / t:.0%}" for family, (r, t) in sorted(counts.items()))
-    print(f"{name}: {right / total:.1%} of {total} right-context words (chance {chance:.1%}); {families}")
-    return right / total
+from minibert.train.run_setup import train_fast  # noqa: E402
 
 
 def main():
@@ -88,6 +44,7 @@ def main():
     parser.add_argument("--out", default=None, help="where the two run folders go (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    print(train_fast())  # train as the commands do: the fused ops on
     steps = 20 if args.quick else args.steps
     out = Path(args.out or tempfile.mkdtemp(prefix="minibert-probe-"))
     probe_path = Path(args.data_dir) / "probe.jsonl"

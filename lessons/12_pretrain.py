@@ -22,7 +22,6 @@
 import math
 import shutil
 
-import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
 import course
 
 from minibert.train import Pretraining, fill_mask, run_preset

@@ -18,17 +18,15 @@
 import json
 import shutil
 
-import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
 import course
 import numpy as np
 
-from bench.probe import probe_accuracy, read_probe, report
 from minibert.autograd import no_grad
 from minibert.data.corpora.synthetic import probe_items
-from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import fill_mask, load_for_inference, pretrain, run_preset, train_step
 from minibert.train.attention_view import attention_maps, tile_svgs
+from minibert.train.probe import probe_accuracy, read_probe, report
 from minibert.train.progress import ProgressLine
 from minibert.train.run_setup import build_model, build_optimizer, build_scheduler
 from minibert.viz import heatmap, heatmap_svg, sparkline
@@ -49,7 +47,7 @@ def own_sentence(items):
     return shortened
 
 
-# (text with [MASK], candidate ids, index of the answer among them, family); see bench/probe.py
+# (text with [MASK], candidate ids, index of the answer among them, family); see minibert/train/probe.py
 probe = own_sentence(read_probe(SYNTHETIC / "probe.jsonl", tokenizer)[0])
 print(f"{len(probe)} probe items, e.g. {probe[0][0]!r}")
 
@@ -88,9 +86,8 @@ def train_on_blanks(kind, items):
     model = build_model(config, tokenizer.vocab_size)
     optimizer = build_optimizer(model, config)
     scheduler = build_scheduler(optimizer, config, STEPS)
-    with training_threads(config.threads):
-        losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
-                  for batch in blank_batches(items, STEPS, BATCH)]
+    losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
+              for batch in blank_batches(items, STEPS, BATCH)]
     print(f"{kind:>13}: loss {losses[0]:.2f} -> {np.mean(losses[-20:]):.2f}  {sparkline(losses, width=50)}")
     return model.eval()
 
@@ -124,7 +121,7 @@ else:
 # ## The probe: 750 held-out blanks
 #
 # For each probe item the model sees the sentence with [MASK] in the blank and scores every candidate of
-# its family with its MLM logit; the highest wins (`probe_accuracy` in `bench/probe.py`).
+# its family with its MLM logit; the highest wins (`probe_accuracy` in `minibert/train/probe.py`).
 
 # %%
 chance = float(np.mean([1 / len(choice_ids) for _, choice_ids, _, _ in probe]))

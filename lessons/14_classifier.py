@@ -19,7 +19,6 @@
 # %%
 import shutil
 
-import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
 import course
 import numpy as np
 

@@ -28,7 +28,6 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import blas_threads  # noqa: F401  (before NumPy: one BLAS thread for small matrices, see that file)
 import course
 import numpy as np
 

@@ -176,7 +176,7 @@ class SelfAttention(Function):
     without a copy; the backward writes q's, k's and v's gradients into one (B, S, 3H) array the same way.
     """
 
-    def forward(self, qkv, num_heads, mask, p, rng, weights_out):
+    def forward(self, qkv, num_heads, mask, p, rng):
         batch, seq_len, width = qkv.shape
         head_size = width // (3 * num_heads)
         self.heads = qkv.reshape(batch, seq_len, 3, num_heads, head_size).transpose(2, 0, 3, 1, 4)
@@ -188,8 +188,7 @@ class SelfAttention(Function):
         self.probs, self.dropped = kernels.attention_weights_forward(scores, mask, self.scale, self.seed, self.keep)
         context = np.empty((batch, seq_len, num_heads, head_size), dtype=qkv.dtype)
         kernels.matmul_forward(self.dropped, v, out=context.transpose(0, 2, 1, 3))  # (B, A, S, D) view
-        weights_out.append(self.probs)
-        return context.reshape(batch, seq_len, num_heads * head_size)
+        return context.reshape(batch, seq_len, num_heads * head_size), self.probs  # probs: a side array
 
     def backward(self, grad_output):
         q, k, v = self.heads
@@ -223,10 +222,7 @@ def self_attention(qkv, num_heads, mask, p, training, rng=None):
     if mask is not None:
         _check_mask((batch, num_heads, seq_len, seq_len), mask)
         mask = additive_mask(mask, qkv.dtype)
-    weights = []
-    context = SelfAttention.apply(qkv, num_heads=num_heads, mask=mask, p=p if training else 0.0, rng=rng,
-                                  weights_out=weights)
-    return context, weights[0]
+    return SelfAttention.apply(qkv, num_heads=num_heads, mask=mask, p=p if training else 0.0, rng=rng)
 
 
 class LayerNorm(Function):

@@ -81,7 +81,8 @@ def test_finetune_and_predict_commands_for_tagging_and_qa(tiny_folder, tmp_path,
     assert [record["kind"] for record in read_log(tmp_path / "ner" / "log.jsonl")].count("eval") == 1
     with pytest.raises(SystemExit):
         main(["predict", "--model", str(tmp_path / "ner"), "Leo Brown works at London Museum."])
-    assert "Leo" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert shown.startswith("fused ops: on") and "Leo" in shown  # the command says how it trains, first
     task, model = load_finetuned(tmp_path / "ner")
     words, tags, _ = tag(task, model, "Leo Brown works at London Museum.")
     assert words == ["Leo", "Brown", "works", "at", "London", "Museum", "."] and len(tags) == 7

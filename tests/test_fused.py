@@ -1,7 +1,9 @@
 """The fused ops: each kernel against its NumPy reference and against the plain ops it stands for, its
 backward against finite differences in float64, and a whole model run fused and plain (nn/fusion.py)."""
 
-import contextlib
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from minibert import Tensor, gradcheck
 from minibert import functional as F
 from minibert.errors import ShapeError
 from minibert.kernels import DtypeError, add_norm, attention_weights, dropout, gelu, layernorm, softmax
-from minibert.nn import plain_ops
+from minibert.nn import fused_ops, use_fused_ops
 
 keeps = st.sampled_from([1.0, 0.9, 0.5])
 
@@ -239,7 +241,7 @@ def test_self_attention_op_equals_the_plain_layer(backend, mask_kind):
     for fused in (True, False):
         layer = MultiHeadSelfAttention(8, 2, 0.3, np.random.default_rng(0), std=0.5).to(np.float64).train()
         inputs = Tensor(x, requires_grad=True)
-        with contextlib.nullcontext() if fused else plain_ops():
+        with use_fused_ops(fused):
             context, probs = layer(inputs, keep)
             (context * np.arange(context.size).reshape(context.shape)).sum().backward()
         results.append([context.data, probs.data, inputs.grad] + [p.grad for p in layer.parameters()])
@@ -268,7 +270,56 @@ def test_a_model_gives_the_same_loss_and_gradients_fused_and_plain():
     results = []
     for fused in (True, False):
         model = BertForPreTraining(BertConfig.preset("tiny", vocab_size=64), seed=0).to(np.float64).train()
-        with contextlib.nullcontext() if fused else plain_ops():
+        with use_fused_ops(fused):
             results.append(loss_and_gradients_of_a_step(model, batch_size=3, seq_len=12, predictions=2))
     for fused, plain in zip(*results, strict=True):
         np.testing.assert_allclose(fused, plain, rtol=1e-9, atol=1e-12)
+
+
+FUSED_OPS = {"SelfAttention", "BiasGELU", "AddNorm"}  # functional.py's ops that stand for several plain ones
+
+# In a fresh interpreter: the op of every node of the graph of a pretraining step, recorded before backward.
+GRAPH_OPS = """
+import json
+import numpy as np
+from minibert import BertConfig, BertForPreTraining, pretraining_loss
+model = BertForPreTraining(BertConfig.preset("tiny", vocab_size=64), seed=0).train()
+ids = np.random.default_rng(0).integers(5, 64, size=(2, 8))
+output = model(ids, np.zeros_like(ids), np.ones_like(ids), masked_positions=np.array([[1, 2], [3, 4]]))
+loss = pretraining_loss(output, np.ones((2, 2), int), np.ones((2, 2)), np.array([0, 1]))[0]
+ops, stack, seen = set(), [loss], set()
+while stack:
+    node = stack.pop()
+    if id(node) in seen or node._function is None:
+        continue
+    seen.add(id(node))
+    ops.add(node._function.name)
+    stack.extend(node._function.inputs)
+loss.backward()
+print(json.dumps(sorted(ops)))
+"""
+
+
+def test_a_fresh_model_records_the_plain_ops_in_its_graph():
+    """What a student steps through is what runs: by default a pretraining step's graph holds softmax,
+    dropout and LayerNorm, and none of the fused ops."""
+    done = subprocess.run([sys.executable, "-c", GRAPH_OPS], capture_output=True, text=True, check=True)
+    ops = set(json.loads(done.stdout))
+    assert {"Softmax", "Dropout", "LayerNorm", "GELU"} <= ops
+    assert not ops & FUSED_OPS
+
+
+def test_use_fused_ops_switches_for_good_or_for_a_block():
+    """Called, the switch holds from then on; as a `with` block, the setting before is restored after, also
+    when the block raises."""
+    assert not fused_ops()
+    try:
+        use_fused_ops()
+        assert fused_ops()
+        with pytest.raises(RuntimeError, match="inside"), use_fused_ops(False):
+            assert not fused_ops()
+            raise RuntimeError("inside")
+        assert fused_ops()
+    finally:
+        use_fused_ops(False)
+    assert not fused_ops()

@@ -16,6 +16,7 @@ from minibert.model.memory import (
     count_parameters,
     estimate_step_memory,
 )
+from minibert.nn import use_fused_ops
 from minibert.optim import bert_optimizer, clip_grad_norm
 
 GB = 10**9
@@ -52,14 +53,16 @@ def _train_steps(config, batch_size, seq_len, predictions, steps, on_step=lambda
 
 def _measured_step_peak(config, batch_size, seq_len, predictions):
     """tracemalloc's peak over one whole training step (the second one: Adam's state exists by then),
-    counting the model and optimizer, which are built inside the traced span."""
-    _train_steps(config, 1, 8, 1, steps=1)  # load the kernels first: Numba's compiler state is not the step's
-    tracemalloc.start()
-    try:
-        _train_steps(config, batch_size, seq_len, predictions, steps=2, on_step=tracemalloc.reset_peak)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    counting the model and optimizer, which are built inside the traced span; with the fused ops on, as
+    the training commands run (and the estimate counts)."""
+    with use_fused_ops():
+        _train_steps(config, 1, 8, 1, steps=1)  # load the kernels first: Numba's compiler state is not the step's
+        tracemalloc.start()
+        try:
+            _train_steps(config, batch_size, seq_len, predictions, steps=2, on_step=tracemalloc.reset_peak)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
 
 
 @pytest.mark.parametrize("overrides, sizes", [

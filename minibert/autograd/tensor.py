@@ -21,9 +21,22 @@ from minibert.errors import MinibertError, ShapeError
 # graph memory.
 _grad_enabled = True
 
-# An `OpTimes` (runtime/profile.py) while `profile_ops()` runs, else None: then each op's forward and backward is
-# timed. Off, it costs one comparison per op.
-_op_timer = None
+
+def call_op(method, *args, **options):
+    """How the engine calls every op's forward and backward: directly. A tool may wrap the calls
+    (`set_op_call`; runtime/profile.py times them) without the engine knowing what it does."""
+    return method(*args, **options)
+
+
+_call_op = call_op
+
+
+def set_op_call(wrapper):
+    """From now on, call every op's forward and backward as `wrapper(method, *args, **options)` (None: as
+    `call_op`, directly). Returns the wrapper before, to put it back."""
+    global _call_op
+    previous, _call_op = _call_op, (call_op if wrapper is None else wrapper)
+    return previous
 
 
 class no_grad(contextlib.ContextDecorator):
@@ -234,8 +247,7 @@ class Tensor:
                                     "A graph is freed after backward() to save memory; call "
                                     "backward(retain_graph=True) the first time if you need to go back twice, or "
                                     "recompute the forward pass")
-            input_grads = (function.backward(grad_output) if _op_timer is None
-                           else _op_timer.time(function, "backward", grad_output))
+            input_grads = _call_op(function.backward, grad_output)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
             for tensor, input_grad in zip(function.inputs, input_grads, strict=True):
@@ -274,7 +286,9 @@ def _topological_order(root):
 
 class Function:
     """One differentiable op. Subclasses write `forward(*arrays, **options) -> array`, saving on `self` what
-    the backward needs, and `backward(grad_output) -> gradient per input` right beside it.
+    the backward needs, and `backward(grad_output) -> gradient per input` right beside it. A forward may
+    return (array, *side arrays): `apply` then returns (Tensor, *side arrays), the side arrays outside the
+    graph (the attention weights of `F.self_attention`, to look at).
 
     `self.needs_grad[i]` tells backward whether input i wants a gradient, so it can skip work (and return
     None) for inputs such as token ids or masks.
@@ -286,14 +300,16 @@ class Function:
         function = cls()
         function.needs_grad = tuple(t.requires_grad for t in tensors)
         arrays = tuple(t.data for t in tensors)
-        output = (function.forward(*arrays, **options) if _op_timer is None
-                  else _op_timer.time(function, "forward", *arrays, **options))
+        output = _call_op(function.forward, *arrays, **options)
+        side = ()
+        if isinstance(output, tuple):  # (output, side arrays): the side arrays come back as they are
+            output, *side = output
         requires_grad = _grad_enabled and any(function.needs_grad)
         result = Tensor(output, requires_grad=requires_grad and np.issubdtype(output.dtype, np.floating))
         if result.requires_grad:
             function.inputs = tensors
             result._function = function
-        return result
+        return (result, *side) if side else result
 
     @property
     def name(self):

@@ -46,7 +46,9 @@ def run(args):
     from minibert.finetune.loop import FineTuneConfig
     from minibert.finetune.run import run_finetuning
     from minibert.finetune.tasks import task_kind
+    from minibert.train.run_setup import train_fast
 
+    print(train_fast())
     kind = task_kind(args.task)
     options = {}
     if args.max_seq_length is not None:

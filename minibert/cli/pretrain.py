@@ -70,6 +70,7 @@ def run(args):
     from minibert.train.presets import run_preset
     from minibert.train.pretrain import pretrain
     from minibert.train.progress import ProgressLine
+    from minibert.train.run_setup import train_fast
 
     fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp"]
     given = {field: getattr(args, field) for field in fields if getattr(args, field) is not None}
@@ -82,6 +83,7 @@ def run(args):
     def log(message):
         progress.message(f"[{time.perf_counter() - start:6.1f}s] {message}")
 
+    log(train_fast())
     if args.resume:
         result = pretrain(None, out_dir, resume=True, overrides=given, data_dir=args.data_dir,
                           show_examples=args.show_examples, progress=progress, log=log)

@@ -28,7 +28,6 @@ from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
-from minibert.runtime.allocator import reuse_freed_memory
 from minibert.runtime.threads import training_threads
 from minibert.train.logs import LOG_FILE, RunLog
 from minibert.train.pretrain import TrainingDiverged, checked_update
@@ -100,7 +99,6 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
     log go (nothing is written when None). record: extra facts for finetune.json (task name, source).
     """
     settings = settings or FineTuneConfig()
-    reuse_freed_memory()  # as pretraining does: each step's large arrays reuse the last step's pages
     with training_threads(settings.threads):
         return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
 

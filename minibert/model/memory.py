@@ -10,7 +10,8 @@ estimate counts the arrays a step keeps alive at its peak, which is the start of
 - the working arrays of the backward pass, about three of the largest activation.
 
 The counts follow the layers op by op (each `Linear` keeps its output, each dropout its mask and its output,
-...), as the fused ops run them (nn/fusion.py; the plain ops keep a few more arrays per layer).
+...), as the fused ops run them, as the training commands do (nn/fusion.py; the plain ops keep a few more
+arrays per layer).
 `tests/test_hardening_memory.py` checks the total against the peak that `tracemalloc` measures on real steps.
 
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary,
@@ -70,7 +71,7 @@ def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.
     # p > 0, which keeps its mask and its output (the mask is bool, a quarter of a float32 array, so counting
     # it whole errs on the safe side).
     embeddings = (5 + (2 if config.hidden_dropout_prob > 0 else 0)) * tokens * hidden
-    # Per layer, as the fused ops run it (nn/fusion.py, the default), (B, S, H): q, k and v from one Linear (3),
+    # Per layer, as the fused ops run it (nn/fusion.py, as training runs), (B, S, H): q, k and v from one Linear (3),
     # the context (1), then each of the two sublayer ends: the dense output and Add & Norm's sum and result (3).
     layer_hidden = (3 + 1 + 2 * 3) * tokens * hidden
     layer_scores = 2 * scores  # the attention weights, and the same after dropout: (B, A, S, S)

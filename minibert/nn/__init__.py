@@ -12,12 +12,12 @@
 from minibert.nn.activations import ACTIVATIONS, activation
 from minibert.nn.attention import MultiHeadSelfAttention
 from minibert.nn.feedforward import FeedForward
-from minibert.nn.fusion import fused_ops, plain_ops
+from minibert.nn.fusion import fused_ops, use_fused_ops
 from minibert.nn.layers import Dropout, Embedding, LayerNorm, Linear
 from minibert.nn.module import Module, ModuleList, Parameter
 from minibert.nn.sublayer import SublayerOutput
 
 __all__ = [
     "ACTIVATIONS", "Dropout", "Embedding", "FeedForward", "LayerNorm", "Linear", "Module", "ModuleList",
-    "MultiHeadSelfAttention", "Parameter", "SublayerOutput", "activation", "fused_ops", "plain_ops",
+    "MultiHeadSelfAttention", "Parameter", "SublayerOutput", "activation", "fused_ops", "use_fused_ops",
 ]

@@ -41,22 +41,22 @@ class MultiHeadSelfAttention(Module):
 
         Returns (context (B, S, H), probabilities (B, A, S, S)).
         """
-        if fused_ops():  # the same, as two fused ops (nn/fusion.py)
-            return self.fused_forward(x, mask)
-        # BEGIN EXERCISE attention_forward: q/√D, k, v by heads; masked softmax; dropout; @ v; merge heads
-        batch, seq_len, hidden = x.shape
-        # Scaling q by 1/√D is the same as scaling the scores, on a smaller array. Why scale: a dot product of
-        # D random unit-variance terms has variance D; without it the softmax saturates (Vaswani §3.2.1).
-        q = self.split_heads(self.query(x) * (1.0 / math.sqrt(self.head_size)))  # (B, A, S, D)
-        k = self.split_heads(self.key(x))  # (B, A, S, D)
-        v = self.split_heads(self.value(x))  # (B, A, S, D)
-        scores = q @ k.transpose(0, 1, 3, 2)  # (B, A, S, D) @ (B, A, D, S) -> (B, A, S, S)
-        probs = F.softmax(scores, axis=-1, mask=mask)  # (B, A, S, S), each row sums to 1 over visible keys
-        # Dropout on the attention weights, as in BERT (Google modeling.py `attention_layer`).
-        context = self.dropout(probs) @ v  # (B, A, S, S) @ (B, A, S, D) -> (B, A, S, D)
-        context = context.transpose(0, 2, 1, 3).reshape(batch, seq_len, hidden)  # heads side by side again
-        return context, probs
-        # END EXERCISE
+        if not fused_ops():  # the plain ops (the default; nn/fusion.py)
+            # BEGIN EXERCISE attention_forward: q/√D, k, v by heads; masked softmax; dropout; @ v; merge heads
+            batch, seq_len, hidden = x.shape
+            # Scaling q by 1/√D is the same as scaling the scores, on a smaller array. Why scale: a dot product
+            # of D random unit-variance terms has variance D; without it the softmax saturates (Vaswani §3.2.1).
+            q = self.split_heads(self.query(x) * (1.0 / math.sqrt(self.head_size)))  # (B, A, S, D)
+            k = self.split_heads(self.key(x))  # (B, A, S, D)
+            v = self.split_heads(self.value(x))  # (B, A, S, D)
+            scores = q @ k.transpose(0, 1, 3, 2)  # (B, A, S, D) @ (B, A, D, S) -> (B, A, S, S)
+            probs = F.softmax(scores, axis=-1, mask=mask)  # (B, A, S, S), rows sum to 1 over visible keys
+            # Dropout on the attention weights, as in BERT (Google modeling.py `attention_layer`).
+            context = self.dropout(probs) @ v  # (B, A, S, S) @ (B, A, S, D) -> (B, A, S, D)
+            context = context.transpose(0, 2, 1, 3).reshape(batch, seq_len, hidden)  # heads side by side again
+            return context, probs
+            # END EXERCISE
+        return self.fused_forward(x, mask)  # the same, as two fused ops
 
     def fused_forward(self, x, mask=None):
         """What `forward` computes, as one Linear for q, k and v together (their weights stacked, (3H, H): one

@@ -25,7 +25,7 @@ class FeedForward(Module):
         self.act = activation(hidden_act)
 
     def forward(self, x):
-        form = GELU_FORMS.get(self.hidden_act)
-        if form is not None and fused_ops():  # the same, with the bias added inside GELU's pass (nn/fusion.py)
-            return F.bias_gelu(F.linear(x, self.dense.weight), self.dense.bias, form)
-        return self.act(self.dense(x))  # (B, S, H) -> (B, S, I)
+        if not fused_ops() or self.hidden_act not in GELU_FORMS:  # the plain ops (the default; nn/fusion.py)
+            return self.act(self.dense(x))  # (B, S, H) -> (B, S, I)
+        # the same, with the bias added inside GELU's pass
+        return F.bias_gelu(F.linear(x, self.dense.weight), self.dense.bias, GELU_FORMS[self.hidden_act])

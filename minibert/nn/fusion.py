@@ -1,34 +1,36 @@
-"""One switch for the fused ops: whether layers call one fused op where several plain ops would do.
+"""One switch for the fused ops: plain by default, fast on request.
 
-A fused op computes the same numbers as the plain ops one after the other, up to rounding, in fewer passes
-over memory. Layers that have one call it by default and keep the plain version beside it, one `if` away:
-- `MultiHeadSelfAttention`: q, k and v from one Linear with the three weights stacked, then
-  `F.self_attention` (scores, scaled masked softmax with dropout, context; heads never copied);
+By default every layer runs the plain ops a lesson shows, so a debugger steps through the code being taught.
+A fused op computes the same numbers, up to rounding, in fewer passes over memory; with the switch on, the
+layers that have one take the short branch beside their plain body:
+- `MultiHeadSelfAttention`: q, k and v from one Linear, then `F.self_attention` (softmax and dropout inside);
 - `FeedForward`: `F.bias_gelu`, GELU with the first Linear's bias added in its own pass;
 - `SublayerOutput`: `F.dropout_add_layer_norm`, LayerNorm(residual + Dropout(h)) in one kernel.
 
-    with plain_ops():
-        loss = pretraining_loss(model(...), ...)   # every layer as the plain ops, to read or to compare
-
-The tests run a model both ways and compare the losses and gradients.
+    minibert.use_fused_ops()              # from here on, as `pretrain` and `finetune` train
+    with minibert.use_fused_ops(False):   # or for one block only, then as before
+        ...
 """
 
-import contextlib
-
-_fused = True
+_fused = False
 
 
 def fused_ops():
-    """True unless inside `plain_ops()`."""
+    """Whether the layers call the fused ops now."""
     return _fused
 
 
-@contextlib.contextmanager
-def plain_ops():
-    """Inside the block, layers call the plain ops instead of the fused ones."""
-    global _fused
-    before, _fused = _fused, False
-    try:
-        yield
-    finally:
-        _fused = before
+class use_fused_ops:
+    """Switch the fused ops on (or off, with False) from this call on; used as a `with` block, the switch
+    holds for the block and the one before is restored after (as `torch.set_grad_enabled`)."""
+
+    def __init__(self, on=True):
+        global _fused
+        self.before, _fused = _fused, bool(on)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        global _fused
+        _fused = self.before

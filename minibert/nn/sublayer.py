@@ -30,8 +30,8 @@ class SublayerOutput(Module):
     def forward(self, h, residual):
         """h (B, S, in_features) from the sublayer, residual (B, S, H) its input -> (B, S, H)."""
         h = self.dense(h)
-        if fused_ops():  # the same, as one op (nn/fusion.py)
-            norm = self.LayerNorm
-            return F.dropout_add_layer_norm(h, residual, norm.weight, norm.bias, norm.eps, self.dropout.p,
-                                            self.training, self.dropout.rng)
-        return self.LayerNorm(residual + self.dropout(h))
+        if not fused_ops():  # the plain ops (the default; nn/fusion.py)
+            return self.LayerNorm(residual + self.dropout(h))
+        norm = self.LayerNorm  # the same, as one op
+        return F.dropout_add_layer_norm(h, residual, norm.weight, norm.bias, norm.eps, self.dropout.p, self.training,
+                                        self.dropout.rng)

@@ -1,34 +1,20 @@
 """Keep the memory of freed arrays for the next step instead of giving it back to the operating system.
 
-A training step allocates the same large arrays every time: the feed-forward activations of `mini` at batch 32
-and 128 tokens are (32, 128, 1024) float32, 16 MiB each, several per layer. By default glibc's malloc serves a
-request that large with a fresh `mmap` and hands it back with `munmap` when NumPy frees it. The next step's
-array is then new memory again, and the kernel pays a page fault and a zero-fill for each of its 4 KiB pages
-(4,096 of them for 16 MiB) before the arithmetic can touch it: work that has nothing to do with BERT, paid on
-every step. (glibc raises its threshold by itself after freeing such a block, but only up to that block's size,
-and it still returns the free top of the heap to the system past 128 KiB.)
-
-`reuse_freed_memory()` sets two options of glibc's malloc (mallopt(3)):
-- M_MMAP_MAX = 0: no block gets an mmap of its own; all come from the heap, which keeps its pages;
-- M_TRIM_THRESHOLD = 2 GiB (the largest int): free memory at the top of the heap stays in the process for
-  the next step instead of being given back.
-(Raising M_MMAP_THRESHOLD instead stops at glibc's cap of 32 MiB, and setting any option turns off glibc's
-own adjustment, so the (8, 4, 512, 512) attention arrays of 512-token batches, 32 MiB each, were mapped
-afresh on every step: 0.76 s a step against 0.70 s this way.)
-
-The process keeps the step's peak memory between steps, which it needs again at the next step anyway. The
-options hold for the rest of the process: a notebook that ran `fine_tune` keeps them afterwards.
-Measured on `mini` (bench/compare_torch.py --only scaling, one run each way, 2 cores): batch 32 of 128
-tokens 0.534 s a step by default, 0.453 s with the options set; batch 64, 1.358 s and 0.914 s.
-tests/test_allocator.py counts the page faults that go away.
-
-Only glibc (Linux) has mallopt; on other systems this does nothing and says so by returning False.
+A training step allocates the same large arrays every step (mini's feed-forward activations are
+(B, S, 4H) float32, 16 MiB each). glibc's malloc maps each such block afresh and unmaps it when freed, so
+every step pays a page fault and a zero-fill per 4 KiB page before any arithmetic. Two mallopt(3) options
+stop that: M_MMAP_MAX = 0 (every block comes from the heap, which keeps its pages) and M_TRIM_THRESHOLD at
+its largest (free memory at the heap's top stays in the process). The process keeps its peak step memory,
+which the next step needs anyway. Only glibc has mallopt; elsewhere this does nothing and returns False.
+Legend: B batch, S sequence, H hidden. Figures: docs/performance.md, "Runtime: threads and memory".
 """
 
 import ctypes
 import ctypes.util
 
 M_TRIM_THRESHOLD = -1  # option numbers from glibc's <malloc.h>
+# No mmap at all rather than a higher M_MMAP_THRESHOLD: glibc caps that at 32 MiB, and the (8, 4, 512, 512)
+# float32 attention arrays of 512-token batches are 32 MiB each, so they would still be mapped every step.
 M_MMAP_MAX = -4
 TRIM_THRESHOLD_BYTES = 2**31 - 1  # mallopt takes a C int
 

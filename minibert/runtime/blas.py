@@ -1,13 +1,11 @@
 """How many threads NumPy's BLAS runs a matmul on, read and set through ctypes.
 
-NumPy has no function for this. Its wheels ship OpenBLAS (built as "scipy-openblas", every symbol
-prefixed `scipy_`, with 64-bit integers suffixed `64_`) in a folder beside the package: `numpy.libs` on
-Linux and Windows, `numpy/.dylibs` on macOS. Opening that file again with ctypes returns the library NumPy
-already loaded, so its `openblas_set_num_threads` changes NumPy's own matmuls. (threadpoolctl does the same
-for every BLAS it knows; minibert needs only this, and only where it exists.)
-
-Anywhere else (a NumPy built on MKL, Accelerate, or a system OpenBLAS we do not find) `openblas()` is None,
-and training keeps BLAS's own threads (see `training_threads` in threads.py).
+NumPy has no function for this. Its wheels ship OpenBLAS as "scipy-openblas" (symbols prefixed `scipy_`,
+64-bit integers suffixed `64_`) beside the package: `numpy.libs` on Linux and Windows, `numpy/.dylibs` on
+macOS. Opening that file again with ctypes returns the library NumPy already loaded, so its
+`openblas_set_num_threads` changes NumPy's own matmuls (threadpoolctl does the same for every BLAS it
+knows). Anywhere else (MKL, Accelerate, a system OpenBLAS we do not find) `openblas()` is None, and BLAS
+keeps its own threads (threads.py).
 """
 
 import ctypes

@@ -6,8 +6,8 @@
     print(times.table())
 
 Each `Function` subclass (MatMul, GELU, LayerNorm, ...) gets one row: how often it ran and the seconds its
-forward and its backward took, kernels included. Outside the `with` block nothing is timed, and the engine
-pays one comparison per op (tensor.py's `_op_timer`).
+forward and its backward took, kernels included. The timer is a wrapper the block registers with the
+engine (`set_op_call` in autograd/tensor.py); outside the block the engine calls the ops directly.
 """
 
 import time
@@ -31,10 +31,12 @@ class OpTimes:
         self.seconds = defaultdict(float)  # (op name, phase) -> seconds
         self.calls = defaultdict(int)  # (op name, phase) -> calls
 
-    def time(self, function, phase, *args, **kwargs):
-        """Run function.forward or function.backward (by `phase`) and add its duration to the op's row."""
+    def __call__(self, method, *args, **kwargs):
+        """Run an op's forward or backward (`method`, e.g. `function.forward`) and add its duration to the
+        op's row: the engine calls every op this way inside `profile_ops`."""
         start = self.clock()
-        result = getattr(function, phase)(*args, **kwargs)
+        result = method(*args, **kwargs)
+        function, phase = method.__self__, method.__name__
         key = (function.name if self.label is None else self.label(function, args), phase)
         self.seconds[key] += self.clock() - start
         self.calls[key] += 1
@@ -63,8 +65,9 @@ class OpTimes:
 @contextmanager
 def profile_ops(label=None, clock=time.perf_counter):
     """Time every op's forward and backward inside the block; yields the `OpTimes` that collects them."""
-    previous, tensor._op_timer = tensor._op_timer, OpTimes(label, clock)
+    times = OpTimes(label, clock)
+    previous = tensor.set_op_call(times)
     try:
-        yield tensor._op_timer
+        yield times
     finally:
-        tensor._op_timer = previous
+        tensor.set_op_call(previous)

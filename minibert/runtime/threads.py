@@ -1,29 +1,12 @@
-"""Threads: when a parallel Numba kernel is worth them, and how training shares the cores.
+"""How minibert shares the cores, set once for the process the first time a kernel or a matmul runs.
 
-Small inputs run on one thread. Starting a parallel loop means waking the other threads and waiting for
-the slowest. On a tiny array that costs far more than the work: measured here (2 cores, other jobs
-running, load average ~10), a row softmax of a (4, 8) array took 8 us at best but 28 ms at the median in
-parallel, since a woken thread waits for a core; on one thread it took 6.5 us every time. Gradient checks
-and single-sentence inference are made of such calls. From about 64K elements the work (~1 ns each)
-outweighs the start-up, and both cores pay.
-
-Training shares the cores between matmuls and kernels (`training_threads`). OpenBLAS runs a matmul on
-threads of its own, and after each call they keep spinning, ready for the next one, for about a tenth of a
-second (2**28 cycles, OpenBLAS's default); a parallel Numba kernel started meanwhile finds its cores taken.
-Numba's "omp" layer does the same the other way round. So training gives every core to threads that sleep
-when idle: OpenBLAS runs on one thread, each large matmul is cut into one part per thread and the parts run
-at once (`run_together`, used by matmul.py's `matmul_blas`), and the Numba kernels run on all threads of the
-"workqueue" layer, whose threads wait without spinning. `training_threads` asks Numba for that layer if no
-parallel kernel has run in the process yet and you chose none (NUMBA_THREADING_LAYER); where another layer
-already runs (and omp was not told OMP_WAIT_POLICY=passive), the kernels run on one thread instead. The
-workqueue layer must not be entered from two Python threads at once, which training never does. Measured on
-2 cores, mini's step with BERT's dropout 0.1 (bench/compare_torch.py --only compare, three alternating runs
-of each, best of 5 steps): 0.372-0.387 s with BLAS's own threads and one-thread kernels, as before;
-0.329-0.347 s shared this way; 0.348-0.364 s with the matmuls shared and one-thread kernels (the omp layer).
-A prototype with the kernels on two spinning omp threads took 0.50 s. The price is paid by small products:
-handing a part to a sleeping thread takes tens of microseconds, where OpenBLAS's spinning threads start at
-once, so a (640, 256) @ (256, 256) takes 0.38 ms instead of 0.18 ms. Fine-tuning on the short sentences of
-the synthetic sentiment set takes 14-15 s instead of 12.5 s.
+OpenBLAS's idle threads spin for a while after each matmul, and so do Numba's "omp" threads after each
+kernel: a parallel kernel started meanwhile finds its cores taken. So the process plan gives every core to
+threads that sleep when idle: OpenBLAS runs on one thread, each large matmul is cut into one part per thread
+run at once (`run_together`, used by kernels/matmul.py), and the Numba kernels run on the "workqueue" layer.
+The plan also keeps freed memory for the next step (allocator.py). It applies on first use, not at import,
+so a process that never computes is untouched; `leave_process_alone()` or MINIBERT_PROCESS_PLAN=off opts
+out. Small kernels run on one thread (`launch`). Figures: docs/performance.md, "Runtime: threads and memory".
 """
 
 import contextlib
@@ -32,19 +15,24 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
+from minibert.runtime.allocator import reuse_freed_memory
 from minibert.runtime.blas import openblas
 
-PARALLEL_MIN_ELEMENTS = 1 << 16
+PARALLEL_MIN_ELEMENTS = 1 << 16  # below this, waking the other threads costs more than the work saves
 QUIET_LAYER = "workqueue"  # Numba's threading layer whose idle threads sleep
+PLAN_VARIABLE = "MINIBERT_PROCESS_PLAN"  # "off" (or 0, false, no): leave the process's settings alone
+OFF_WORDS = ("off", "0", "false", "no")
 
-_sharing = False  # inside training_threads
-_helpers = None  # during training_threads: the threads that compute all but one part of a split matmul
+_plan = "pending"  # "pending" until the first kernel or matmul, then "on" or "off"
+_found = None  # with the plan on: (Numba's thread count, OpenBLAS's or None) as the plan found them
+_helpers = None  # with the plan on: the threads that compute all but one part of a split matmul
 _parts = 1  # how many threads share one large matmul (1: BLAS's own threads do)
 
 
 def launch(kernel, size, *args):
     """kernel(*args) on every Numba thread when it works on `size` >= PARALLEL_MIN_ELEMENTS numbers, else on
     one thread (prange loops then run in order, like range)."""
+    _first_use()
     if size >= PARALLEL_MIN_ELEMENTS:
         return kernel(*args)
     threads = numba.get_num_threads()
@@ -56,17 +44,91 @@ def launch(kernel, size, *args):
 
 
 def matmul_parts():
-    """How many threads share one large matmul now: 1 outside `training_threads`."""
+    """How many threads share one large matmul now: 1 when the plan is off."""
+    _first_use()
     return _parts
 
 
 def run_together(tasks):
-    """Run the callables at the same time, the last on this thread and the others on the helper threads of
-    `training_threads`; return when all are done."""
+    """Run the callables at the same time, the last on this thread and the others on the plan's helper
+    threads; return when all are done."""
     pending = [_helpers.submit(task) for task in tasks[:-1]]
     tasks[-1]()
     for future in pending:
         future.result()
+
+
+# ----- the process plan -----
+
+def _first_use():
+    if _plan == "pending":
+        _apply_plan()
+
+
+def _apply_plan():
+    global _plan, _found
+    if os.environ.get(PLAN_VARIABLE, "on").strip().lower() in OFF_WORDS:
+        _plan = "off"
+        return
+    _plan = "on"
+    _choose_quiet_layer()  # before anything asks Numba for its threads: that starts a layer
+    blas = openblas()
+    _found = (numba.get_num_threads(), blas.threads if blas is not None else None)
+    reuse_freed_memory()  # each step allocates the same large arrays: keep their pages
+    _share_cores(numba.config.NUMBA_NUM_THREADS)
+
+
+def leave_process_alone():
+    """Opt out of the process plan: minibert then never sets BLAS's or Numba's threads, nor malloc's options.
+
+    Call it before the first computation (or set MINIBERT_PROCESS_PLAN=off). Called later, it gives BLAS and
+    Numba back the thread counts the plan found; malloc's options, once set, stay for the process."""
+    global _plan, _found
+    if _plan == "on":
+        _share_cores(1)
+        kernels, blas_threads = _found
+        numba.set_num_threads(kernels)
+        if blas_threads is not None:
+            openblas().threads = blas_threads
+    _plan, _found = "off", None
+
+
+def plan_is_on():
+    """Whether the process plan runs (applying it now if nothing has run yet)."""
+    _first_use()
+    return _plan == "on"
+
+
+def _share_cores(count):
+    """Give `count` threads to the matmuls and the kernels, as the module docstring says.
+
+    Where Numba's threads would spin (another layer started already, or omp not told
+    OMP_WAIT_POLICY=passive), the matmuls are still cut in parts but the kernels get one thread: every
+    kernel gives the same bits on any number of threads. Where NumPy's BLAS is not an OpenBLAS we can reach
+    (blas.py), BLAS keeps its own threads and the kernels run on one thread."""
+    global _helpers, _parts
+    _choose_quiet_layer()
+    blas = openblas()
+    if _helpers is not None:
+        _helpers.shutdown()
+    _helpers, _parts = None, 1
+    if blas is None:
+        numba.set_num_threads(1)
+        return
+    blas.threads = 1
+    numba.set_num_threads(count if _idle_threads_sleep() else 1)
+    _helpers, _parts = (ThreadPoolExecutor(count - 1) if count > 1 else None), count
+
+
+def _new_helpers_after_fork():
+    """A forked child has none of its parent's threads: give the plan helpers of its own."""
+    global _helpers
+    if _helpers is not None:
+        _helpers = ThreadPoolExecutor(_parts - 1)
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_new_helpers_after_fork)
 
 
 def _started_layer():
@@ -91,35 +153,25 @@ def _idle_threads_sleep():
 
 @contextlib.contextmanager
 def training_threads(threads=None):
-    """Run the block with the cores shared as the module's docstring says, on `threads` cores (None: every
-    core Numba may use), then restore the thread counts.
-
-    Where Numba's threads would spin (another layer started already), the matmuls are still cut in parts
-    but the kernels get one thread: every kernel gives the same bits on any number of threads, so a run
-    computes the same numbers either way. Where NumPy's BLAS is not an OpenBLAS we can reach (blas.py),
-    BLAS keeps its own threads for the matmuls and the kernels run on one thread."""
-    global _sharing, _helpers, _parts
-    if _sharing:  # an enclosing block shares the cores already (a bench holding them for its process)
-        yield
-        return
-    count = numba.config.NUMBA_NUM_THREADS if threads is None else min(threads, numba.config.NUMBA_NUM_THREADS)
-    _choose_quiet_layer()
-    blas = openblas()
-    kernels_before = numba.get_num_threads()
-    blas_before = blas.threads if blas is not None else None
-    if blas is None:
-        numba.set_num_threads(1)
+    """Run the block on `threads` cores (None: as the plan has them, every core), then as before: the
+    `threads` choice of a run (RunConfig.threads, FineTuneConfig.threads). With the plan off, only Numba's
+    kernel threads are bounded; BLAS and malloc stay as the process has them."""
+    _first_use()
+    count = None if threads is None else min(threads, numba.config.NUMBA_NUM_THREADS)
+    if _plan == "on" and count is not None and count != _parts:
+        parts, kernel_threads = _parts, numba.get_num_threads()
+        _share_cores(count)
+        try:
+            yield
+        finally:
+            _share_cores(parts)
+            numba.set_num_threads(kernel_threads)
+    elif _plan == "off" and count is not None:
+        before = numba.get_num_threads()
+        numba.set_num_threads(min(count, before))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(before)
     else:
-        blas.threads = 1
-        numba.set_num_threads(count if _idle_threads_sleep() else 1)
-        _helpers, _parts = (ThreadPoolExecutor(count - 1) if count > 1 else None), count
-    _sharing = True
-    try:
         yield
-    finally:
-        if _helpers is not None:
-            _helpers.shutdown()
-        _sharing, _helpers, _parts = False, None, 1
-        numba.set_num_threads(kernels_before)
-        if blas_before is not None:
-            blas.threads = blas_before

@@ -12,6 +12,7 @@ logs.py             the JSONL log and the SVG curves drawn from it
 loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
 fill_mask.py        what the model guesses behind [MASK]
 attention_view.py   each layer's and head's attention, in the terminal and as SVG
+probe.py            the bidirectional probe: blanks that only the right-hand words decide
 """
 
 from minibert.train.evaluate import Evaluation, evaluate

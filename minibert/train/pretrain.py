@@ -30,7 +30,6 @@ from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, MinibertError
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
-from minibert.runtime.allocator import reuse_freed_memory
 from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
@@ -231,7 +230,6 @@ class Pretraining:
     def run(self, stop_after_steps=None, show_examples=True):
         """Train until the planned steps are done, the time is up, Ctrl-C, or `stop_after_steps` steps
         have been taken in all (a pause: the run can be resumed). Returns a `RunResult`."""
-        reuse_freed_memory()  # each step allocates the same large arrays: keep their pages (kernels/allocator.py)
         with training_threads(self.config.threads):
             return self._train(stop_after_steps, show_examples)
 

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 from minibert import Tensor, gradcheck
-from minibert.nn import MultiHeadSelfAttention, plain_ops
+from minibert.nn import MultiHeadSelfAttention, use_fused_ops
 
 
 @pytest.fixture(autouse=True)
 def your_forward():
-    """The model normally runs attention as fused ops (minibert/nn/fusion.py); these checks run the plain
-    `forward` you write, which computes the same numbers."""
-    with plain_ops():
+    """The plain `forward` you write, even where a program switched the fused ops on (minibert/nn/fusion.py)."""
+    with use_fused_ops(False):
         yield
 
 
