@@ -117,12 +117,12 @@ def erf(x):
 # GELU's output is x · Phi(x).
 #
 # The arithmetic is float32, so a SIMD register holds twice as many numbers as in float64 (8 with AVX2, 16
-# with AVX-512). The one delicate step is exp(-x²/2): x² rounded to float32 is off by up to x² · 6e-8, a
-# relative error of the exp as large (4e-6 at x = 8). So |x| is split into a part with 12 significant bits
+# with AVX-512). The one delicate step is exp(-x²/2): x²/2 rounded to float32 is off by up to x²/2 · 6e-8,
+# and the exp's relative error is as large (2e-6 at x = 8). So |x| is split into a part with 12 significant bits
 # and the rest, |x| = x_hi + x_lo: x² = x_hi² + x_lo (2 x_hi + x_lo), where x_hi² is exact in float32 and the
 # second term is small, so its rounding is negligible; it goes into the exp as simd.py's `tail`. The other
 # steps round once each, and the results are within 3.5e-7 relative of Phi and phi (two to four float32
-# ulps; the float64 arithmetic used before gave 7e-8, and took twice as long on AVX2: docs/performance.md).
+# ulps, where float64 arithmetic would give one; what the float32 lanes save: docs/performance.md, AVX2).
 MILLS_FIT = (0.0431730663044013, -0.2346054925130675, 0.49338574583743344, -0.45456372277054713,
              0.13185004332517625, -0.05905091128146413, 0.09341474878481863, 0.17532407535658945,
              0.24688387983251547, 0.28209377678963715, 0.2820947950644313)  # P, highest power first
