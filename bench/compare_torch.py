@@ -23,7 +23,9 @@ Sections, all for mini (L4/H256/A4/FFN1024, vocabulary 8192), batch 32, seq 128,
 - startup: import plus the first step in a fresh process, with the Numba cache warm and cold.
 - inference: fill-mask on one sentence with mini, once warm, in a process of its own as the command runs it.
 The 2 cores are shared with other work: every figure is the best of several runs, and the load average
-is printed with it.
+is printed with it. Where other jobs leave no core free, `--cpu-time` gives steadier figures: minibert and
+PyTorch on one core each, timed by the CPU seconds of this process (the work of a step, not its 2-core
+wall time).
 """
 
 import argparse
