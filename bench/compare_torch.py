@@ -1,11 +1,13 @@
 """minibert against PyTorch on the same CPU: one pretraining step of the `mini` BERT, side by side.
 
-Run it with torch and transformers installed (the reference environment), NumPy's BLAS at full speed:
+Run it with torch and transformers installed, NumPy's BLAS at full speed:
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=. python-with-torch bench/compare_torch.py
+    python bench/compare_torch.py --isa native
+    python bench/compare_torch.py --isa avx2    # an AVX-512 CPU run as an AVX2 one without AVX-512
 
 These machines set OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE, which halve NumPy's sgemm (PyTorch is
-unaffected): the benchmark unsets them for its own command only. Never unset them in tests or CI. Without
+unaffected): `--isa native` unsets them for the benchmark's own process only (as `env -u OPENBLAS_CORETYPE
+-u OPENBLAS_L2_SIZE` would). Never unset them in tests or CI. Without
 torch the PyTorch columns are left out and the rest still runs. `--only compare,profile` picks sections.
 
 Sections, all for mini (L4/H256/A4/FFN1024, vocabulary 8192), batch 32, seq 128, 20 masked positions:
@@ -21,7 +23,9 @@ Sections, all for mini (L4/H256/A4/FFN1024, vocabulary 8192), batch 32, seq 128,
 - startup: import plus the first step in a fresh process, with the Numba cache warm and cold.
 - inference: fill-mask on one sentence with mini, once warm, in a process of its own as the command runs it.
 The 2 cores are shared with other work: every figure is the best of several runs, and the load average
-is printed with it.
+is printed with it. Where other jobs leave no core free, `--cpu-time` gives steadier figures: minibert and
+PyTorch on one core each, timed by the CPU seconds of this process (the work of a step, not its 2-core
+wall time).
 """
 
 import argparse
@@ -43,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from model import describe_threads, make_batch, use_training_setup  # noqa: E402  (bench/model.py)
+from model import describe_isa, describe_threads, make_batch, run_as_isa, use_training_setup  # noqa: E402
 
 from minibert import kernels  # noqa: E402
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss  # noqa: E402
@@ -52,6 +56,10 @@ from minibert.runtime.profile import profile_ops  # noqa: E402
 
 LR = 1e-4
 SECTIONS = ("compare", "profile", "scaling", "startup", "inference")
+# What the timings count, and on how many cores: wall-clock seconds on every core by default; with --cpu-time
+# the CPU seconds of this process on one core, which other jobs on a shared machine hardly change.
+CLOCK = time.perf_counter
+THREADS = None  # None: every core
 
 
 def load_average():
@@ -64,7 +72,7 @@ def torch_or_none():
         import transformers
     except ImportError:
         return None
-    torch.set_num_threads(os.cpu_count())
+    torch.set_num_threads(THREADS or os.cpu_count())
     return torch, transformers
 
 
@@ -162,9 +170,9 @@ def timed_step(runner):
     """Seconds of each phase of one step, and of the whole step."""
     seconds = {}
     for phase in PHASES:
-        start = time.perf_counter()
+        start = CLOCK()
         getattr(runner, phase)()
-        seconds[phase] = time.perf_counter() - start
+        seconds[phase] = CLOCK() - start
     seconds["step"] = sum(seconds.values())
     return seconds
 
@@ -247,17 +255,22 @@ def compare(config, args):
           f"(median in brackets), seconds; {load_average()}")
     print(f"{'':24s}" + "".join(f"{phase:>18s}" for phase in PHASES + ("step",)) + f"{'tokens/s':>10s}"
           f"{'peak MiB':>10s}")
-    best = {}
+    best, median = {}, {}
     for name, runs in times.items():
         best[name] = {key: min(run[key] for run in runs) for key in runs[0]}
-        median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+        median[name] = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
         peak = peak_step_memory(name, args.batch, args.seq, args.masked)
-        print(f"{name:24s}" + "".join(f"{best[name][key]:9.3f} ({median[key]:5.3f})"
+        print(f"{name:24s}" + "".join(f"{best[name][key]:9.3f} ({median[name][key]:5.3f})"
                                       for key in PHASES + ("step",))
               + f"{tokens / best[name]['step']:10,.0f}{peak:10.0f}")
     if "PyTorch" in best:
-        print(f"{'minibert / PyTorch':24s}" + "".join(f"{best['minibert'][k] / best['PyTorch'][k]:17.2f}x"
-                                                      for k in PHASES + ("step",)))
+        ratio = {k: (best["minibert"][k] / best["PyTorch"][k], median["minibert"][k] / median["PyTorch"][k])
+                 for k in PHASES + ("step",)}
+        print(f"{'minibert / PyTorch':24s}" + "".join(f"{b:10.2f}x ({m:4.2f})" for b, m in ratio.values()))
+        pairs = [mine["step"] / theirs["step"]
+                 for mine, theirs in zip(times["minibert"], times["PyTorch"], strict=True)]
+        print(f"step ratio of each alternating pair: median {statistics.median(pairs):.2f}, range "
+              f"{min(pairs):.2f}-{max(pairs):.2f} over {len(pairs)} pairs")
     print(f"minibert's NumPy arrays at their peak during a step (tracemalloc): "
           f"{numpy_peak_mib(runners[0]):.0f} MiB. 'peak MiB': the most resident memory two steps add to a process "
           "holding the model and batch, each system alone in a fresh process (Adam state included)")
@@ -275,9 +288,9 @@ def matmul_gflops(product, as_operands=lambda array: array, repeats=10):
         b = as_operands(rng.standard_normal((k, n), dtype=np.float32))
         product(a, b)
         for _ in range(repeats):
-            start = time.perf_counter()
+            start = CLOCK()
             product(a, b)
-            best = max(best, 2 * m * k * n / (time.perf_counter() - start) / 1e9)
+            best = max(best, 2 * m * k * n / (CLOCK() - start) / 1e9)
     return best
 
 
@@ -293,7 +306,7 @@ def numpy_sgemm_gflops():
     blas = openblas()
     before = blas.threads if blas is not None else None
     if blas is not None:
-        blas.threads = numba.config.NUMBA_NUM_THREADS
+        blas.threads = THREADS or numba.config.NUMBA_NUM_THREADS
     try:
         own_threads = matmul_gflops(operator.matmul)
     finally:
@@ -340,9 +353,9 @@ def split_attention_row(times):
 
     def timed(phase):
         def kernel(*args):
-            start = time.perf_counter()
+            start = CLOCK()
             result = originals[phase](*args)
-            seconds[phase] += time.perf_counter() - start
+            seconds[phase] += CLOCK() - start
             return result
         return kernel
 
@@ -364,7 +377,7 @@ def profiled_step(runner, repeats=3):
     """The op table of the fastest of `repeats` profiled steps, and that step's seconds."""
     best = None
     for _ in range(repeats):
-        with profile_ops(attention_label) as times, split_attention_row(times):
+        with profile_ops(attention_label, CLOCK) as times, split_attention_row(times):
             seconds = timed_step(runner)["step"]
         if best is None or seconds < best[1]:
             best = (times, seconds)
@@ -500,22 +513,36 @@ def main():
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--masked", type=int, default=20)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--isa", choices=("native", "avx2"),
+                        help="native: every vector instruction this CPU has (NumPy's sgemm at full speed); avx2: "
+                        "an AVX-512 CPU run as an AVX2 one (bench/model.py isa_environment); unset: as the "
+                        "environment says")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="compare and profile on one core (minibert and PyTorch), counting this process's CPU "
+                        "seconds instead of wall time: figures other jobs on the machine hardly change")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--inference-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.isa:
+        run_as_isa(args.isa)
     if args.inference_child:
         inference_child()
         return
-    use_training_setup()
+    global CLOCK, THREADS
+    if args.cpu_time:
+        CLOCK, THREADS = time.process_time, 1
+    use_training_setup(THREADS)
     if args.memory_child:
         peak_step_memory_child(args.memory_child, args.batch, args.seq, args.masked)
         return
 
+    describe_isa()
     describe_threads()
     found = torch_or_none()
+    print("timings: " + ("CPU seconds of this process, on one core" if args.cpu_time else "wall-clock seconds"))
     print(f"torch {found[0].__version__} ({found[0].get_num_threads()} threads), transformers "
           f"{found[1].__version__}" if found else "torch/transformers not installed: minibert alone")
-    if os.environ.get("OPENBLAS_CORETYPE"):
+    if os.environ.get("OPENBLAS_CORETYPE") and not args.isa:
         print("WARNING: OPENBLAS_CORETYPE is set, NumPy's sgemm runs at about half speed; run with "
               "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE")
     config = BertConfig.preset("mini")

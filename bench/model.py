@@ -84,6 +84,46 @@ def describe_cpu():
     return f"{model}, {isa}, {os.cpu_count()} cores"
 
 
+# Variables that pick the instruction set NumPy's OpenBLAS, Numba and PyTorch run on.
+ISA_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES",
+                 "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+
+
+def isa_environment(isa):
+    """os.environ with the instruction set chosen: "native" (whatever this CPU has, NumPy's sgemm at full
+    speed) or "avx2" (an AVX-512 CPU made to run as an AVX2 one without AVX-512, to measure what such a
+    laptop would see): OpenBLAS's Haswell kernels, Numba code for Haswell, PyTorch's AVX2 kernels in ATen,
+    oneDNN and MKL. Numba needs the feature list as well as the CPU name: with NUMBA_CPU_NAME alone it
+    still emits AVX-512 for a host that has it. Its cache keys on both, so the two kinds of code coexist."""
+    env = {name: value for name, value in os.environ.items() if name not in ISA_VARIABLES}
+    if isa == "avx2":
+        import llvmlite.binding
+
+        features = llvmlite.binding.get_host_cpu_features().flatten().split(",")
+        no_avx512 = ["-" + name[1:] if name[1:].startswith("avx512") else name for name in features]
+        env.update(OPENBLAS_CORETYPE="Haswell", NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES=",".join(no_avx512),
+                   ATEN_CPU_CAPABILITY="avx2", ONEDNN_MAX_CPU_ISA="AVX2", MKL_ENABLE_INSTRUCTIONS="AVX2")
+    return env
+
+
+def run_as_isa(isa):
+    """Start this script again in the environment of `isa_environment(isa)` unless it runs there already
+    (the variables are read when the libraries load, so they cannot change in a running process)."""
+    if os.environ.get("MINIBERT_BENCH_ISA") != isa:
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**isa_environment(isa), "MINIBERT_BENCH_ISA": isa})
+
+
+def describe_isa():
+    """One line: the CPU, and the vector instructions this process lets OpenBLAS and Numba use."""
+    import llvmlite.binding
+    import numba
+
+    numba_features = numba.config.CPU_FEATURES or llvmlite.binding.get_host_cpu_features().flatten()
+    print(f"CPU {describe_cpu()}; run as {os.environ.get('MINIBERT_BENCH_ISA', 'this environment sets')}: "
+          f"OpenBLAS kernels {os.environ.get('OPENBLAS_CORETYPE', 'for this CPU')}, Numba code "
+          f"{'with' if '+avx512f' in numba_features else 'without'} AVX-512")
+
+
 def describe_threads():
     import numba
 

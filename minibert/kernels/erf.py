@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from minibert.kernels.simd import fast_exp
+from minibert.kernels.simd import fast_exp, fast_exp_single
 
 # For z = |x|, three ranges, each a ratio of two polynomials:
 #
@@ -48,8 +48,9 @@ INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 
 
 def horner(coefficients, t):
-    """c0 t^n + c1 t^(n-1) + ... + cn, for a number or an array t."""
-    total = coefficients[0] + 0.0 * t
+    """c0 t^n + c1 t^(n-1) + ... + cn, for a number or an array t (float32 throughout for a float32 t and
+    float32 coefficients)."""
+    total = coefficients[0]
     for c in coefficients[1:]:
         total = total * t + c
     return total
@@ -112,18 +113,35 @@ def erf(x):
 # instead and needs a second exp.)
 #
 # Relative error on erfc means the normal CDF is as good in the far left tail, where Phi(x) is tiny and
-# GELU's output is x · Phi(x): well below a float32 unit in the last place (6e-8 to 1.2e-7).
+# GELU's output is x · Phi(x).
+#
+# The arithmetic is float32, so a SIMD register holds twice as many numbers as in float64 (8 with AVX2, 16
+# with AVX-512). The one delicate step is exp(-x²/2): x²/2 rounded to float32 is off by up to x²/2 · 6e-8,
+# and the exp's relative error is as large (2e-6 at x = 8). So |x| is split into a part with 12 significant bits
+# and the rest, |x| = x_hi + x_lo: x² = x_hi² + x_lo (2 x_hi + x_lo), where x_hi² is exact in float32 and the
+# second term is small, so its rounding is negligible; it goes into the exp as simd.py's `tail`. The other
+# steps round once each. The results are within 4.5e-7 relative of Phi and phi (up to about four float32
+# ulps, the most near x = 0, where P's alternating coefficients cancel; float64 arithmetic would give one ulp;
+# what the float32 lanes save: docs/performance.md, AVX2).
 MILLS_FIT = (0.0431730663044013, -0.2346054925130675, 0.49338574583743344, -0.45456372277054713,
              0.13185004332517625, -0.05905091128146413, 0.09341474878481863, 0.17532407535658945,
              0.24688387983251547, 0.28209377678963715, 0.2820947950644313)  # P, highest power first
+MILLS_FIT_SINGLE = tuple(np.float32(c) for c in MILLS_FIT)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+HIGH_BITS_SINGLE = np.int32(-4096)  # a float32's sign, exponent and top 11 stored bits: 12 significant bits
+_HALF_SINGLE, _ONE_SINGLE = np.float32(0.5), np.float32(1.0)
+_T_SLOPE_SINGLE = np.float32(0.5 * INV_SQRT_2)  # t = 1 / (1 + z/2), z = |x| / √2
+_INV_SQRT_2PI_SINGLE = np.float32(INV_SQRT_2PI)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="always")
 def normal_cdf_pdf_single(x):
-    """(Phi(x), phi(x)) for one number, to float32 precision (relative error < 1.2e-8 before rounding)."""
-    gaussian = fast_exp(-0.5 * x * x)  # exp(-z²)
-    t = 1.0 / (1.0 + 0.5 * INV_SQRT_2 * abs(x))
-    left_tail = 0.5 * t * gaussian * _horner(MILLS_FIT, t)  # Phi(-|x|) = erfc(z) / 2
-    cdf = left_tail if x < 0.0 else 1.0 - left_tail
-    return cdf, INV_SQRT_2PI * gaussian
+    """(Phi(x), phi(x)) for one float32 number, in float32 arithmetic (relative error < 4.5e-7)."""
+    a = abs(x)
+    a_hi = np.int32(np.float32(a).view(np.int32) & HIGH_BITS_SINGLE).view(np.float32)
+    a_lo = a - a_hi
+    gaussian = fast_exp_single(-_HALF_SINGLE * a_hi * a_hi, -_HALF_SINGLE * a_lo * (a_hi + a_hi + a_lo))  # exp(-z²)
+    t = _ONE_SINGLE / (_ONE_SINGLE + _T_SLOPE_SINGLE * a)
+    left_tail = _HALF_SINGLE * t * gaussian * _horner(MILLS_FIT_SINGLE, t)  # Phi(-|x|) = erfc(z) / 2
+    cdf = left_tail if x < 0 else _ONE_SINGLE - left_tail
+    return cdf, _INV_SQRT_2PI_SINGLE * gaussian

@@ -81,7 +81,8 @@ def bias_gelu_backward_numpy(grad_y, slope):
 # The exact form uses erf.py's erf (Cody's), the same formulas as the NumPy reference: Numba's math.erf is a
 # scalar series expansion, called one element at a time, which keeps the loop out of SIMD registers.
 # On float32 arrays it uses erf.py's `normal_cdf_pdf_single` instead (`single`), a fit to float32 precision
-# with one division where Cody's has three, whose exp also gives the density phi(x) the slope needs.
+# in float32 arithmetic with one division where Cody's has three, whose exp also gives the density phi(x)
+# the slope needs.
 # error_model="numpy": a division by zero gives inf instead of raising, so Numba adds no check per division
 # and the loops run in SIMD registers.
 
@@ -96,7 +97,7 @@ def _gelu_flat(x, tanh_form, single):
             y[i] = v / (1.0 + fast_exp(-2.0 * u))  # x * sigmoid(2u) = 0.5 x (1 + tanh u)
     elif single:
         for i in prange(x.size):
-            v = np.float64(x[i])
+            v = np.float32(x[i])  # a no-op: `single` means x is float32 (the cast types the float64 build)
             y[i] = v * normal_cdf_pdf_single(v)[0]
     else:
         for i in prange(x.size):
@@ -116,8 +117,9 @@ def _tanh_gelu_and_slope(v):
     return v * s, s + 2.0 * v * s * (1.0 - s) * SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * v * v)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="always")
 def _exact_gelu_and_slope_single(v):
+    # v float32, and so is all arithmetic here
     cdf, pdf = normal_cdf_pdf_single(v)
     return v * cdf, cdf + v * pdf
 
@@ -139,7 +141,7 @@ def _gelu_with_slope_flat(x, tanh_form, single):
             y[i], slope[i] = _tanh_gelu_and_slope(np.float64(x[i]))
     elif single:
         for i in prange(x.size):
-            y[i], slope[i] = _exact_gelu_and_slope_single(np.float64(x[i]))
+            y[i], slope[i] = _exact_gelu_and_slope_single(np.float32(x[i]))
     else:
         for i in prange(x.size):
             y[i], slope[i] = _exact_gelu_and_slope(np.float64(x[i]))
@@ -149,7 +151,7 @@ def _gelu_with_slope_flat(x, tanh_form, single):
 @njit(parallel=True, cache=True, error_model="numpy")
 def _bias_gelu_with_slope_rows(x, bias, tanh_form, single):
     # x (R, C), bias (C,) -> y (R, C), slope (R, C) of z = x + bias. z is rounded to x's dtype first, as
-    # the plain ops store it, then widened.
+    # the plain ops store it (then widened, but for the float32 exact form).
     rows, cols = x.shape
     y = np.empty_like(x)
     slope = np.empty_like(x)
@@ -159,7 +161,7 @@ def _bias_gelu_with_slope_rows(x, bias, tanh_form, single):
                 y[r, j], slope[r, j] = _tanh_gelu_and_slope(np.float64(x[r, j] + bias[j]))
         elif single:
             for j in range(cols):
-                y[r, j], slope[r, j] = _exact_gelu_and_slope_single(np.float64(x[r, j] + bias[j]))
+                y[r, j], slope[r, j] = _exact_gelu_and_slope_single(np.float32(x[r, j] + bias[j]))
         else:
             for j in range(cols):
                 y[r, j], slope[r, j] = _exact_gelu_and_slope(np.float64(x[r, j] + bias[j]))

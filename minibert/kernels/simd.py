@@ -59,8 +59,7 @@ def fast_exp(x):
 # Measured max relative error against np.exp in float64 on [-87, 88]: 1.0e-7 (about one float32 ulp) for
 # an exact float32 argument. The argument itself carries float32 rounding (x - max(x) is off by up to
 # |x| * 6e-8), so callers use it where the values that matter are near 0: the exps of a softmax or a
-# cross-entropy, whose small terms weigh nothing in the sum. (GELU's erfc needs exp(-z²) with z² up to
-# ~100, and keeps the float64 fast_exp.)
+# cross-entropy, whose small terms weigh nothing in the sum, or pass the rounding error as `tail`.
 LOG2_E_SINGLE = np.float32(LOG2_E)
 LN2_HI_SINGLE = np.float32(0.693359375)
 LN2_LO_SINGLE = np.float32(math.log(2) - 0.693359375)
@@ -71,11 +70,13 @@ _C2, _C3, _C4, _C5, _C6, _C7 = (np.float32(1 / math.factorial(k)) for k in range
 
 
 @njit(cache=True, fastmath={"contract"})
-def fast_exp_single(x):
-    """exp(x) of one float32 number, in float32 arithmetic (see above)."""
+def fast_exp_single(x, tail=_ZERO):
+    """exp(x + tail) of float32 numbers, in float32 arithmetic (see above). `tail`, a small correction
+    (|tail| < 0.05) kept apart because x + tail would round, joins the reduced argument r, where it loses
+    nothing: how GELU takes exp(-x²/2) with x² split into two exact parts (erf.py)."""
     clamped = min(max(x, EXP_MIN_SINGLE), EXP_MAX_SINGLE)
     n = np.float32(math.floor(clamped * LOG2_E_SINGLE + _HALF))
-    r = (clamped - n * LN2_HI_SINGLE) - n * LN2_LO_SINGLE
+    r = ((clamped - n * LN2_HI_SINGLE) - n * LN2_LO_SINGLE) + tail
     p = _ONE + r * (_ONE + r * (_C2 + r * (_C3 + r * (_C4 + r * (_C5 + r * (_C6 + r * _C7))))))
     two_to_n = np.int32((np.int32(n) + np.int32(127)) << np.int32(23)).view(np.float32)
     return _ZERO if x < EXP_MIN_SINGLE else p * two_to_n
