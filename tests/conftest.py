@@ -33,6 +33,13 @@ def plain_ops_unless_switched():
         yield
 
 
+@pytest.fixture(scope="session")
+def small_corpus(tmp_path_factory):
+    """The small synthetic corpus (helpers.make_small_corpus), built once per session."""
+    from helpers import make_small_corpus
+    return make_small_corpus(tmp_path_factory.mktemp("corpus"))
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

@@ -1,49 +1,21 @@
 """Tests for the `pretrain`, `fill-mask` and `attention` commands, run as a user runs them: in a separate
 process. They cover what only a real process shows: Ctrl-C (SIGINT) stopping cleanly and saving, a kill
 in the middle of writing a checkpoint, exit codes and one-line error messages. The process sends itself the signal
-at a chosen point (test_hardening_train.Child), so it lands at a known step, not at a moment.
+at a chosen point (helpers.Child), so it lands at a known step, not at a moment.
 
-Every run is the `tiny` preset on the small synthetic corpus of test_train.py, a few dozen steps at most.
+Every run is the `tiny` preset on the small synthetic corpus of helpers.make_small_corpus, a few dozen steps at most.
 """
 
 import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from test_hardening_train import Child
-from test_train import make_small_corpus, quiet, step_losses
+from helpers import SMALL, Child, finished, make_small_corpus, minibert, quiet, small_options, step_losses
 
 from minibert.nn import use_fused_ops
 from minibert.train.checkpointing import load_checkpoint
 from minibert.train.presets import run_preset
 from minibert.train.pretrain import pretrain
-
-ROOT = Path(__file__).resolve().parents[1]
-# The small corpus's shapes, as command-line options and as RunConfig fields.
-SMALL = {"max_seq_length": 32, "max_predictions_per_seq": 5, "batch_size": 8, "vocab_size": 1000,
-         "eval_batches": 1}
-
-
-def small_options(corpus, **changes):
-    settings = {**SMALL, **changes}
-    options = ["--preset", "tiny", "--corpus", str(corpus), "--data-dir", str(corpus.parent)]
-    for name, value in settings.items():
-        options += ["--" + name.replace("_", "-"), str(value)]
-    return options
-
-
-def minibert(*arguments, **popen):
-    """Start `python -m minibert ...` in the repository; returns the Popen."""
-    return subprocess.Popen([sys.executable, "-m", "minibert", *map(str, arguments)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
-
-
-def finished(process, timeout=300):
-    stdout, stderr = process.communicate(timeout=timeout)
-    return process.returncode, stdout, stderr
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,9 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import FLOATS, assert_gradient, assert_matches, leading_shapes, loss_and_gradients_of_a_step, seeds
 from hypothesis import given
 from hypothesis import strategies as st
-from test_kernels import FLOATS, assert_gradient, assert_matches, leading_shapes, seeds
-from test_threads import loss_and_gradients_of_a_step
 
 from minibert import Tensor, gradcheck
 from minibert import functional as F

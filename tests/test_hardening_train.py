@@ -19,12 +19,10 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import Child, step_losses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +41,6 @@ from minibert.train.presets import run_preset
 from minibert.train.pretrain import Pretraining, TrainingDiverged, pretrain
 from minibert.train.progress import ProgressLine
 
-ROOT = Path(__file__).resolve().parent.parent
 KILL_ROUNDS = int(os.environ.get("MINIBERT_KILL_ROUNDS", "2"))
 # The run every test here trains: tiny model, 32-token sequences, batches of 8, on one core.
 RUN = dict(vocab_size=1000, max_seq_length=32, max_predictions_per_seq=5, batch_size=8, threads=1,
@@ -70,11 +67,6 @@ def quiet():
     return {"progress": ProgressLine(io.StringIO(), live=False), "log": lambda _: None}
 
 
-def step_losses(run_dir):
-    return [loss for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"
-            for loss in record["losses"]]
-
-
 @pytest.fixture(scope="module")
 def reference_losses(corpus, tmp_path_factory):
     """The losses of the run the interrupted ones must reproduce, trained without interruption (in this
@@ -86,51 +78,6 @@ def reference_losses(corpus, tmp_path_factory):
 
 # ----- the command line in a child process, that signals itself at a chosen point -----
 
-CHILD = """
-import os, runpy, signal, sys
-import numpy as np
-import minibert.train.checkpointing as checkpointing
-from minibert.train.pretrain import Pretraining
-
-# The child sends itself SIGNAL (SIGINT or SIGKILL) after training step SIGNAL_AFTER_STEP (the step's count
-# in the run), or halfway through this process's SIGNAL_IN_SAVE-th checkpoint write (its 20th array written,
-# the rest not): the signal lands exactly there, whatever the machine's speed.
-signal_name = os.environ.get("SIGNAL", "")
-after_step, in_save_number = int(os.environ.get("SIGNAL_AFTER_STEP", 0)), int(os.environ.get("SIGNAL_IN_SAVE", 0))
-real_save, real_write_array = checkpointing.save_arrays, np.lib.format.write_array
-real_show = Pretraining._show_progress
-saves, in_save = [0], [None]
-
-def send_the_signal():
-    print("MARK signalled", flush=True)
-    os.kill(os.getpid(), getattr(signal, signal_name))
-
-def save_arrays(path, arrays, meta):  # count the arrays of this checkpoint as they are written
-    saves[0], in_save[0] = saves[0] + 1, 0
-    try:
-        return real_save(path, arrays, meta)
-    finally:
-        in_save[0] = None
-
-def write_array(file, array, **options):
-    real_write_array(file, array, **options)
-    if in_save[0] is not None:
-        in_save[0] += 1
-        if in_save[0] == 20 and saves[0] == in_save_number:
-            send_the_signal()
-
-def show_progress(self, *args):  # called once a step has been taken and counted
-    real_show(self, *args)
-    if self.position.step == after_step:
-        send_the_signal()
-
-checkpointing.save_arrays, np.lib.format.write_array = save_arrays, write_array
-Pretraining._show_progress = show_progress
-sys.argv = ["minibert", *sys.argv[1:]]
-runpy.run_module("minibert", run_name="__main__", alter_sys=True)
-"""
-
-
 def child_arguments(corpus, out_dir, steps, resume, checkpoint_every=CHECKPOINT_EVERY):
     arguments = ["pretrain", "--preset", "tiny", "--corpus", str(corpus), "--data-dir", str(corpus.parent),
                  "--out", str(out_dir), "--no-examples", "--checkpoint-every", str(checkpoint_every)]
@@ -140,31 +87,6 @@ def child_arguments(corpus, out_dir, steps, resume, checkpoint_every=CHECKPOINT_
     del options["minutes"]
     return [*arguments, *[item for name, value in options.items()
                           for item in (f"--{name.replace('_', '-')}", str(value))]]
-
-
-class Child:
-    """`python -m minibert pretrain ...` running. It sends itself `signal_name` ("SIGINT" or "SIGKILL") once
-    step `after_step` is done, or halfway through its `in_save`-th checkpoint write, and prints the mark
-    "signalled" just before."""
-
-    def __init__(self, arguments, signal_name="", after_step=0, in_save=0):
-        paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "SIGNAL": signal_name,
-                       "SIGNAL_AFTER_STEP": str(after_step), "SIGNAL_IN_SAVE": str(in_save)}
-        self.process = subprocess.Popen([sys.executable, "-c", CHILD, *arguments], env=environment,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.marks = []
-
-    def finish(self, timeout=300):
-        """Wait for the exit; return (status, stderr) and keep the marks. A child still running after
-        `timeout` is killed."""
-        try:
-            stdout, stderr = self.process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            raise
-        self.marks = [line[5:].strip() for line in stdout.splitlines() if line.startswith("MARK ")]
-        return self.process.returncode, stderr
 
 
 def kill_at_random(corpus, run_dir, steps, start, rng):

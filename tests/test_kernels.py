@@ -21,6 +21,7 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
+from helpers import FLOATS, TOLERANCE, assert_gradient, assert_matches, last_sizes, leading_shapes, seeds
 from hypothesis import example, given
 from hypothesis import strategies as st
 from numba import njit, prange
@@ -42,48 +43,6 @@ from minibert.kernels import (
     use_backend,
 )
 from minibert.runtime import threads
-
-FLOATS = [np.float32, np.float64]
-TOLERANCE = {np.float32: (1e-5, 1e-6), np.float64: (1e-12, 1e-13)}  # (rtol, atol per unit of magnitude)
-
-
-def assert_matches(actual, expected, dtype, scale=None):
-    """actual == expected up to the dtype's tolerance; atol grows with the largest magnitude (`scale`)."""
-    rtol, atol = TOLERANCE[dtype]
-    if scale is None:
-        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-    assert actual.dtype == dtype and actual.shape == expected.shape
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale)
-
-
-def numeric_gradient(f, x, grad_out, step=1e-6, batched=True):
-    """Central finite difference of L(x) = sum(f(x) * grad_out) with respect to every entry of x (float64).
-
-    The 2 * x.size nudged copies of x go through f in ONE call when f works row by row (`batched`): an extra
-    leading axis is just more rows. That keeps the Numba kernels' parallel start-up cost to one call.
-    """
-    n = x.size
-    nudges = np.eye(n).reshape((n,) + x.shape) * step  # (n, *x.shape)
-    nudged = np.concatenate([x + nudges, x - nudges])  # (2n, *x.shape)
-    outputs = f(nudged) if batched else np.stack([f(v) for v in nudged])
-    # difference the outputs entry by entry before summing: the sum of two large totals would round worse
-    return (((outputs[:n] - outputs[n:]) * grad_out).reshape(n, -1).sum(axis=1) / (2 * step)).reshape(x.shape)
-
-
-def assert_gradient(analytic, f, x, grad_out, atol=1e-7, step=1e-6, batched=True):
-    """analytic == the finite difference, up to atol plus the difference's own rounding error: each output
-    carries ~eps * |f| of rounding, which the difference divides by the step (this matters for
-    log-softmax, whose masked outputs are about -1e4)."""
-    rounding = np.finfo(np.float64).eps * np.max(np.abs(f(x))) * np.sum(np.abs(grad_out)) / step
-    numeric = numeric_gradient(f, x, grad_out, step, batched)
-    np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=atol + rounding)
-
-
-# Shapes: 1 to 3 leading axes of size 1-4, and a last axis of 1-9 entries.
-leading_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
-last_sizes = st.integers(1, 9)
-seeds = st.integers(0, 2**32 - 1)
-
 
 # ---------------------------------------------------------------------------------------------------------
 # softmax and log-softmax
@@ -209,7 +168,6 @@ def test_numba_exact_gelu_uses_the_exact_erf():
     np.testing.assert_allclose(gelu.gelu_forward_numba(x, "none"), x * cdf, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(gelu.gelu_backward_numba(np.ones_like(x), x, "none"), cdf + x * pdf,
                                rtol=1e-13, atol=1e-15)
-
 
 
 def _mills_polynomial_target(t):

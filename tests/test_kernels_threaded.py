@@ -11,7 +11,7 @@ thread; column sums add fixed chunks of rows, so their order does not depend on 
 import numba
 import numpy as np
 import pytest
-from test_kernels import assert_matches
+from helpers import assert_matches
 
 from minibert.kernels import add_norm, attention_weights, cross_entropy, dropout, gelu, layernorm, softmax
 from minibert.runtime.threads import PARALLEL_MIN_ELEMENTS, launch

@@ -11,10 +11,10 @@ import zipfile
 
 import numpy as np
 import pytest
+from helpers import byte_mutations  # one mutation strategy for both readers
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from test_safetensors import byte_mutations  # one mutation strategy for both readers
 
 import minibert.io.npz as npz_module
 from minibert.errors import CheckpointError

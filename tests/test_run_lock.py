@@ -10,8 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cli_pretrain import finished, minibert, small_options
-from test_train import quiet, small_config, small_corpus  # noqa: F401 (small_corpus is a fixture)
+from helpers import finished, minibert, quiet, small_config, small_options
 
 from minibert.io.overwrite import WouldOverwrite
 from minibert.io.run_lock import LOCK_FILE, TAKEOVER_FILE, RunLock
@@ -70,7 +69,7 @@ def test_a_folder_the_lock_created_goes_when_the_run_wrote_nothing(tmp_path):
     assert (tmp_path / "old").is_dir()
 
 
-def test_two_runs_started_together_in_one_folder(small_corpus, tmp_path):  # noqa: F811
+def test_two_runs_started_together_in_one_folder(small_corpus, tmp_path):
     """Two `pretrain --out D` at once: one trains, the other stops with `error: D is in use by pid N` and a
     non-zero status; the log holds one run."""
     folder = tmp_path / "run"
@@ -98,7 +97,7 @@ def test_two_runs_started_together_in_one_folder(small_corpus, tmp_path):  # noq
 
 
 @pytest.mark.parametrize("name", ["log.jsonl", "vocab.txt"])
-def test_a_new_run_keeps_the_users_files(small_corpus, tmp_path, name):  # noqa: F811
+def test_a_new_run_keeps_the_users_files(small_corpus, tmp_path, name):
     """A log.jsonl or vocab.txt of the user's in --out is named and left as it was; --overwrite replaces
     it."""
     folder = tmp_path / "run"
@@ -111,7 +110,7 @@ def test_a_new_run_keeps_the_users_files(small_corpus, tmp_path, name):  # noqa:
     assert (folder / name).read_text() != "my own notes\n"
 
 
-def test_the_command_line_names_what_is_in_the_way(small_corpus, tmp_path):  # noqa: F811
+def test_the_command_line_names_what_is_in_the_way(small_corpus, tmp_path):
     """The same from `python -m minibert pretrain`: one line, status 2, the file untouched."""
     folder = tmp_path / "run"
     folder.mkdir()
@@ -121,7 +120,7 @@ def test_the_command_line_names_what_is_in_the_way(small_corpus, tmp_path):  # n
     assert (folder / "log.jsonl").read_text() == "mine\n"
 
 
-def test_resume_restores_a_deleted_vocabulary(small_corpus, tmp_path):  # noqa: F811
+def test_resume_restores_a_deleted_vocabulary(small_corpus, tmp_path):
     """`--resume` after vocab.txt was deleted puts back the data's vocabulary (the checkpoint's sha256 says
     it is the same one), so fill-mask can read the run again."""
     folder = tmp_path / "run"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import byte_mutations
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -359,32 +360,6 @@ def valid_file_bytes(tmp_path_factory):
 
 def header_end(content):
     return 8 + int.from_bytes(content[:8].ljust(8, b"\0"), "little")
-
-
-@st.composite
-def byte_mutations(draw, contents, focus=None):
-    """One of the valid files `contents` with 1-4 runs of bytes flipped, overwritten, inserted, deleted or
-    cut off. `focus(content)`, if given, is the end of the region (the header) that gets 3/4 of the hits.
-    tests/test_npz.py uses this too."""
-    content = bytearray(draw(st.sampled_from(contents)))
-    for _ in range(draw(st.integers(1, 4))):
-        if not content:
-            break
-        in_focus = focus is not None and (draw(st.booleans()) or draw(st.booleans()))
-        limit = max(1, min(focus(content), len(content))) if in_focus else len(content)
-        position = draw(st.integers(0, limit - 1))
-        kind = draw(st.sampled_from(["flip", "overwrite", "insert", "delete", "truncate"]))
-        if kind == "flip":
-            content[position] ^= 1 << draw(st.integers(0, 7))
-        elif kind == "overwrite":
-            content[position: position + 8] = draw(st.binary(min_size=1, max_size=8))
-        elif kind == "insert":
-            content[position:position] = draw(st.binary(min_size=1, max_size=8))
-        elif kind == "delete":
-            del content[position: position + draw(st.integers(1, 8))]
-        else:
-            del content[position:]
-    return bytes(content)
 
 
 json_values = st.recursive(

@@ -11,6 +11,7 @@ import sys
 import numba
 import numpy as np
 import pytest
+from helpers import loss_and_gradients_of_a_step
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -191,23 +192,6 @@ def test_a_training_step_gives_the_same_bits_on_one_kernel_thread_or_all(monkeyp
             assert numba.get_num_threads() == (1 if spins else cores)
             results.append(loss_and_gradients_of_a_step(model, batch_size=16, seq_len=64, predictions=8))
     assert all(np.array_equal(one, other) for one, other in zip(*results, strict=True))
-
-
-def loss_and_gradients_of_a_step(model, batch_size, seq_len, predictions):
-    """[loss, then every parameter's gradient] of one pretraining step of `model` on a random batch (the same
-    batch for the same sizes)."""
-    from minibert.model import pretraining_loss
-
-    vocab = model.config.vocab_size
-    rng = np.random.default_rng(0)
-    ids = rng.integers(5, vocab, size=(batch_size, seq_len))
-    positions = rng.integers(1, seq_len, size=(batch_size, predictions))
-    targets = rng.integers(5, vocab, size=(batch_size, predictions))
-    labels = rng.integers(0, 2, size=batch_size)
-    output = model(ids, np.zeros_like(ids), np.ones_like(ids), masked_positions=positions)
-    loss, _, _ = pretraining_loss(output, targets, np.ones((batch_size, predictions)), labels)
-    loss.backward()
-    return [loss.data] + [parameter.grad for parameter in model.parameters()]
 
 
 def test_training_threads_changes_the_cores_for_the_block_and_puts_them_back(quiet_layer):

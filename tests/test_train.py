@@ -14,10 +14,8 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 import pytest
+from helpers import quiet, small_config, step_losses
 
-from minibert.data import build_pretraining_data
-from minibert.data.corpora.corpus_file import write_corpus
-from minibert.data.corpora.synthetic import corpus_documents
 from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
@@ -42,40 +40,6 @@ from minibert.train.pretrain import (
     train_step,
 )
 from minibert.train.progress import ProgressLine, format_duration, progress_text
-
-# threads=1: Numba's threads only slow arrays this small down.
-SMALL_RUN = dict(model="tiny", vocab_size=1000, max_seq_length=32, max_predictions_per_seq=5, batch_size=8,
-                 minutes=None, threads=1, log_every=1, eval_every=4, eval_batches=2, checkpoint_every=3)
-
-
-def make_small_corpus(folder):
-    """A 120-document corpus from the synthetic grammar, with its vocabulary and 32-token shards."""
-    documents = corpus_documents(seed=7, num_documents=120)
-    corpus = write_corpus(folder, "test", documents, progress=lambda _: None)
-    build_pretraining_data(corpus, folder, max_seq_length=32, max_predictions_per_seq=5, vocab_size=1000,
-                           log=lambda _: None)
-    return corpus
-
-
-@pytest.fixture(scope="session")
-def small_corpus(tmp_path_factory):
-    return make_small_corpus(tmp_path_factory.mktemp("corpus"))
-
-
-def small_config(corpus, **changes):
-    return RunConfig(corpus=str(corpus), **{**SMALL_RUN, **changes})
-
-
-def quiet():
-    return {"progress": ProgressLine(io.StringIO(), live=False), "log": lambda _: None,
-            "show_examples": False}
-
-
-def step_losses(run_dir):
-    """Every step's loss, in order, from a run's log."""
-    return [loss for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"
-            for loss in record["losses"]]
-
 
 # ----- the training step -----
 

@@ -7,7 +7,7 @@ of the right size loaded without a word and filled every [MASK] with wrong token
 """
 
 import pytest
-from test_train import quiet, small_config, small_corpus  # noqa: F401 (small_corpus is a fixture)
+from helpers import quiet, small_config
 
 from minibert.cli import main
 from minibert.data.build import build_pretraining_data
@@ -65,7 +65,7 @@ def test_a_vocabulary_the_user_put_there_is_used_as_it_is(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def run_folder(small_corpus, tmp_path_factory):  # noqa: F811
+def run_folder(small_corpus, tmp_path_factory):
     folder = tmp_path_factory.mktemp("fingerprint") / "run"
     pretrain(small_config(small_corpus, steps=1), folder, **quiet())
     return folder

@@ -1,0 +1,240 @@
+"""What several test modules share: tolerances and finite differences for the kernels, the small pretraining
+corpus and its run settings, the command line in a child process, one byte-mutation strategy for the
+checkpoint readers. Test modules import from here and never from each other; fixtures are in conftest.py.
+"""
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from hypothesis import strategies as st
+
+from minibert.data import build_pretraining_data
+from minibert.data.corpora.corpus_file import write_corpus
+from minibert.data.corpora.synthetic import corpus_documents
+from minibert.train.logs import read_log
+from minibert.train.presets import RunConfig
+from minibert.train.progress import ProgressLine
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ----- kernels: tolerances, finite differences, shapes (test_kernels.py, test_fused.py) -----
+
+FLOATS = [np.float32, np.float64]
+TOLERANCE = {np.float32: (1e-5, 1e-6), np.float64: (1e-12, 1e-13)}  # (rtol, atol per unit of magnitude)
+
+
+def assert_matches(actual, expected, dtype, scale=None):
+    """actual == expected up to the dtype's tolerance; atol grows with the largest magnitude (`scale`)."""
+    rtol, atol = TOLERANCE[dtype]
+    if scale is None:
+        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    assert actual.dtype == dtype and actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale)
+
+
+def numeric_gradient(f, x, grad_out, step=1e-6, batched=True):
+    """Central finite difference of L(x) = sum(f(x) * grad_out) with respect to every entry of x (float64).
+
+    The 2 * x.size nudged copies of x go through f in ONE call when f works row by row (`batched`): an extra
+    leading axis is just more rows. That keeps the Numba kernels' parallel start-up cost to one call.
+    """
+    n = x.size
+    nudges = np.eye(n).reshape((n,) + x.shape) * step  # (n, *x.shape)
+    nudged = np.concatenate([x + nudges, x - nudges])  # (2n, *x.shape)
+    outputs = f(nudged) if batched else np.stack([f(v) for v in nudged])
+    # difference the outputs entry by entry before summing: the sum of two large totals would round worse
+    return (((outputs[:n] - outputs[n:]) * grad_out).reshape(n, -1).sum(axis=1) / (2 * step)).reshape(x.shape)
+
+
+def assert_gradient(analytic, f, x, grad_out, atol=1e-7, step=1e-6, batched=True):
+    """analytic == the finite difference, up to atol plus the difference's own rounding error: each output
+    carries ~eps * |f| of rounding, which the difference divides by the step (this matters for
+    log-softmax, whose masked outputs are about -1e4)."""
+    rounding = np.finfo(np.float64).eps * np.max(np.abs(f(x))) * np.sum(np.abs(grad_out)) / step
+    numeric = numeric_gradient(f, x, grad_out, step, batched)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=atol + rounding)
+
+
+# Shapes: 1 to 3 leading axes of size 1-4, and a last axis of 1-9 entries.
+leading_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+last_sizes = st.integers(1, 9)
+seeds = st.integers(0, 2**32 - 1)
+
+
+# ----- one pretraining step's numbers (test_threads.py, test_fused.py) -----
+
+
+def loss_and_gradients_of_a_step(model, batch_size, seq_len, predictions):
+    """[loss, then every parameter's gradient] of one pretraining step of `model` on a random batch (the same
+    batch for the same sizes)."""
+    from minibert.model import pretraining_loss
+
+    vocab = model.config.vocab_size
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, vocab, size=(batch_size, seq_len))
+    positions = rng.integers(1, seq_len, size=(batch_size, predictions))
+    targets = rng.integers(5, vocab, size=(batch_size, predictions))
+    labels = rng.integers(0, 2, size=batch_size)
+    output = model(ids, np.zeros_like(ids), np.ones_like(ids), masked_positions=positions)
+    loss, _, _ = pretraining_loss(output, targets, np.ones((batch_size, predictions)), labels)
+    loss.backward()
+    return [loss.data] + [parameter.grad for parameter in model.parameters()]
+
+
+# ----- the small pretraining corpus and its runs (test_train.py and the run tests) -----
+
+# threads=1: Numba's threads only slow arrays this small down.
+SMALL_RUN = dict(model="tiny", vocab_size=1000, max_seq_length=32, max_predictions_per_seq=5, batch_size=8,
+                 minutes=None, threads=1, log_every=1, eval_every=4, eval_batches=2, checkpoint_every=3)
+
+
+def make_small_corpus(folder):
+    """A 120-document corpus from the synthetic grammar, with its vocabulary and 32-token shards."""
+    documents = corpus_documents(seed=7, num_documents=120)
+    corpus = write_corpus(folder, "test", documents, progress=lambda _: None)
+    build_pretraining_data(corpus, folder, max_seq_length=32, max_predictions_per_seq=5, vocab_size=1000,
+                           log=lambda _: None)
+    return corpus
+
+
+def small_config(corpus, **changes):
+    return RunConfig(corpus=str(corpus), **{**SMALL_RUN, **changes})
+
+
+def quiet():
+    return {"progress": ProgressLine(io.StringIO(), live=False), "log": lambda _: None,
+            "show_examples": False}
+
+
+def step_losses(run_dir):
+    """Every step's loss, in order, from a run's log."""
+    return [loss for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"
+            for loss in record["losses"]]
+
+
+# ----- the command line in a child process -----
+
+# The small corpus's shapes, as command-line options and as RunConfig fields.
+SMALL = {"max_seq_length": 32, "max_predictions_per_seq": 5, "batch_size": 8, "vocab_size": 1000,
+         "eval_batches": 1}
+
+
+def small_options(corpus, **changes):
+    settings = {**SMALL, **changes}
+    options = ["--preset", "tiny", "--corpus", str(corpus), "--data-dir", str(corpus.parent)]
+    for name, value in settings.items():
+        options += ["--" + name.replace("_", "-"), str(value)]
+    return options
+
+
+def minibert(*arguments, **popen):
+    """Start `python -m minibert ...` in the repository; returns the Popen."""
+    return subprocess.Popen([sys.executable, "-m", "minibert", *map(str, arguments)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def finished(process, timeout=300):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return process.returncode, stdout, stderr
+
+
+CHILD = """
+import os, runpy, signal, sys
+import numpy as np
+import minibert.train.checkpointing as checkpointing
+from minibert.train.pretrain import Pretraining
+
+# The child sends itself SIGNAL (SIGINT or SIGKILL) after training step SIGNAL_AFTER_STEP (the step's count
+# in the run), or halfway through this process's SIGNAL_IN_SAVE-th checkpoint write (its 20th array written,
+# the rest not): the signal lands exactly there, whatever the machine's speed.
+signal_name = os.environ.get("SIGNAL", "")
+after_step, in_save_number = int(os.environ.get("SIGNAL_AFTER_STEP", 0)), int(os.environ.get("SIGNAL_IN_SAVE", 0))
+real_save, real_write_array = checkpointing.save_arrays, np.lib.format.write_array
+real_show = Pretraining._show_progress
+saves, in_save = [0], [None]
+
+def send_the_signal():
+    print("MARK signalled", flush=True)
+    os.kill(os.getpid(), getattr(signal, signal_name))
+
+def save_arrays(path, arrays, meta):  # count the arrays of this checkpoint as they are written
+    saves[0], in_save[0] = saves[0] + 1, 0
+    try:
+        return real_save(path, arrays, meta)
+    finally:
+        in_save[0] = None
+
+def write_array(file, array, **options):
+    real_write_array(file, array, **options)
+    if in_save[0] is not None:
+        in_save[0] += 1
+        if in_save[0] == 20 and saves[0] == in_save_number:
+            send_the_signal()
+
+def show_progress(self, *args):  # called once a step has been taken and counted
+    real_show(self, *args)
+    if self.position.step == after_step:
+        send_the_signal()
+
+checkpointing.save_arrays, np.lib.format.write_array = save_arrays, write_array
+Pretraining._show_progress = show_progress
+sys.argv = ["minibert", *sys.argv[1:]]
+runpy.run_module("minibert", run_name="__main__", alter_sys=True)
+"""
+
+
+class Child:
+    """`python -m minibert pretrain ...` running. It sends itself `signal_name` ("SIGINT" or "SIGKILL") once
+    step `after_step` is done, or halfway through its `in_save`-th checkpoint write, and prints the mark
+    "signalled" just before."""
+
+    def __init__(self, arguments, signal_name="", after_step=0, in_save=0):
+        paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "SIGNAL": signal_name,
+                       "SIGNAL_AFTER_STEP": str(after_step), "SIGNAL_IN_SAVE": str(in_save)}
+        self.process = subprocess.Popen([sys.executable, "-c", CHILD, *arguments], env=environment,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.marks = []
+
+    def finish(self, timeout=300):
+        """Wait for the exit; return (status, stderr) and keep the marks. A child still running after
+        `timeout` is killed."""
+        try:
+            stdout, stderr = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise
+        self.marks = [line[5:].strip() for line in stdout.splitlines() if line.startswith("MARK ")]
+        return self.process.returncode, stderr
+
+
+# ----- hostile checkpoint files (test_safetensors.py, test_npz.py) -----
+
+@st.composite
+def byte_mutations(draw, contents, focus=None):
+    """One of the valid files `contents` with 1-4 runs of bytes flipped, overwritten, inserted, deleted or
+    cut off. `focus(content)`, if given, is the end of the region (the header) that gets 3/4 of the hits."""
+    content = bytearray(draw(st.sampled_from(contents)))
+    for _ in range(draw(st.integers(1, 4))):
+        if not content:
+            break
+        in_focus = focus is not None and (draw(st.booleans()) or draw(st.booleans()))
+        limit = max(1, min(focus(content), len(content))) if in_focus else len(content)
+        position = draw(st.integers(0, limit - 1))
+        kind = draw(st.sampled_from(["flip", "overwrite", "insert", "delete", "truncate"]))
+        if kind == "flip":
+            content[position] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "overwrite":
+            content[position: position + 8] = draw(st.binary(min_size=1, max_size=8))
+        elif kind == "insert":
+            content[position:position] = draw(st.binary(min_size=1, max_size=8))
+        elif kind == "delete":
+            del content[position: position + draw(st.integers(1, 8))]
+        else:
+            del content[position:]
+    return bytes(content)
