@@ -12,7 +12,7 @@ estimate counts the arrays a step keeps alive at its peak, which is the start of
 The counts follow the layers op by op (each `Linear` keeps its output, each dropout its mask and its output,
 ...), as the fused ops run them, as the training commands do (nn/fusion.py; the plain ops keep a few more
 arrays per layer).
-`tests/test_hardening_memory.py` checks the total against the peak that `tracemalloc` measures on real steps.
+`tests/test_memory_bad_input.py` checks the total against the peak that `tracemalloc` measures on real steps.
 
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary,
 P masked positions per sequence.

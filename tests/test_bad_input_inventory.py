@@ -1,5 +1,5 @@
 """docs/bad_input.md, the inventory of bad inputs, stays true to the suite: every row names a test, and
-every test it names exists (in the file it names, `h_` standing for `test_hardening_`)."""
+every test it names exists in the file it names."""
 
 import re
 from pathlib import Path
@@ -24,7 +24,7 @@ def named_tests(cell, previous):
     test name repeats the last test named (in this row or the rows above), `previous`."""
     pairs, current = [], previous[0] if previous else None
     for file, test in REFERENCE.findall(cell):
-        current = file.replace("h_", "test_hardening_", 1) if file else current
+        current = file or current
         test = test or (pairs[-1][1] if pairs else previous[1] if previous else None)
         if test:
             pairs.append((current, test))
