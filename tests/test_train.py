@@ -15,6 +15,8 @@ import xml.etree.ElementTree as ElementTree
 import numpy as np
 import pytest
 from helpers import quiet, small_config, step_losses
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
 from minibert.finetune.model_files import pretrained_length
@@ -495,3 +497,49 @@ def test_a_batch_stream_over_epochs_without_batches_stops():
     stream = batch_stream(Batches([2]), 0, 2)  # epoch 0 used up: the stream starts at epoch 1
     assert [next(stream) for _ in range(3)] == [(1, 0, "e1b0"), (1, 1, "e1b1"), (2, 0, "e2b0")]
 
+
+
+# ----- planning a run from the clock -----
+
+def seconds_of(total, done, short, long, config):
+    """What `plan_steps` budgets for steps done..total: short steps up to short_share * total, the rest long,
+    each with its share of the evaluations; added up step by step."""
+    evaluation = (config.eval_batches or 20) * long / 3 / config.eval_every
+    switch = round(config.short_share * total) if short is not None else 0
+    return sum((short if step < switch else long) + evaluation for step in range(done, total))
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(short=st.one_of(st.none(), st.floats(0.05, 1.0)), long=st.floats(0.1, 2.0), share=st.floats(0, 0.9),
+       left=st.floats(60, 1200), done_share=st.floats(0, 0.5))
+def test_planned_steps_fill_the_time_left_without_passing_it(short, long, share, left, done_share):
+    """The plan's steps take at most the time left (less the margin, give or take one step's rounding at the
+    switch), and no less than 90% of it."""
+    config = run_preset("mini", short_share=share, eval_every=200, eval_batches=20)
+    done = int(done_share * left / long)
+    total = run_setup.plan_steps(short, long, config, left, done, margin=0.97)
+    if total > done + 1:
+        spent = seconds_of(total, done, short, long, config)
+        assert spent <= 0.97 * left + long
+        assert spent >= 0.9 * 0.97 * left - long
+
+
+def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small_corpus, tmp_path):
+    """A quarter of the way in, a minutes-planned stable-decay run plans its total again from its own steps
+    (logged as a "plan" record); the rate goes on at the peak, with no second warmup, under the new total
+    (which a resumed run reads from the checkpoint's position)."""
+    config = small_config(small_corpus, minutes=0.5, schedule="stable-decay", eval_every=1000, log_every=50,
+                          checkpoint_every=1000)
+    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent, progress=quiet()["progress"],
+                      log=lambda _: None)
+    first_plan, replan_step = run.position.total_steps, run.replan_step
+    assert replan_step == max(round(0.25 * first_plan), 20)
+    old_rate = run_setup.schedule_for(config, first_plan)
+    run.run(stop_after_steps=replan_step + 1, show_examples=False)
+    plans = [record for record in read_log(tmp_path / "run" / "log.jsonl") if record["kind"] == "plan"]
+    assert [(p["step"], p["planned"], p["total_steps"]) for p in plans] == [
+        (replan_step, first_plan, run.position.total_steps)]
+    new_rate = run_setup.schedule_for(config, run.position.total_steps)
+    assert old_rate(replan_step) == new_rate(replan_step) == new_rate(replan_step + 1) == 1.0
+    assert run.optimizer.param_groups[0]["lr"] == config.lr  # the rate of the next step: still the peak
+    assert run.short_steps == (round(config.short_share * run.position.total_steps) if run.short_batches else 0)

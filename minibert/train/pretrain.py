@@ -26,6 +26,8 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.io.atomic import atomic_write
@@ -222,6 +224,10 @@ class Pretraining:
                 self.log(f"restored {self.out_dir / VOCAB_FILE} from {vocab_path}")
         self.scheduler = run_setup.build_scheduler(self.optimizer, config, self.position.total_steps)
         self.short_steps = round(config.short_share * self.position.total_steps) if self.short_batches else 0
+        # A new run planned from the clock plans again from its own steps a quarter of the way in (`_replan`)
+        self.replan_step = None
+        if checkpoint is None and config.steps is None and config.schedule == "stable-decay":
+            self.replan_step = max(int(round(max(config.warmup, 0.25) * self.position.total_steps)), 20)
         if checkpoint is not None:
             restore(checkpoint, self.model, self.optimizer, self.scheduler)
             remove_partial_files(self.out_dir)
@@ -259,20 +265,49 @@ class Pretraining:
     def _planned_steps(self, config):
         """Steps that fit in what is left of `minutes`, from the measured speed of warm passes."""
         with training_threads(config.threads):
-            seconds = run_setup.measure_pass_seconds(self.model, next(self.train_batches.epoch(0)),
-                                                     config.use_nsp)
-            if self.short_batches is not None:  # a short pass is cheaper: attention costs S² per sequence
-                short_seconds = run_setup.measure_pass_seconds(self.model, next(self.short_batches.epoch(0)),
+            self.pass_seconds = run_setup.measure_pass_seconds(self.model, next(self.train_batches.epoch(0)),
                                                                config.use_nsp)
-                seconds = config.short_share * short_seconds + (1 - config.short_share) * seconds
-        self.pass_seconds = seconds
+            self.short_pass_seconds = None
+            if self.short_batches is not None:  # a short pass is cheaper: attention costs S² per sequence
+                self.short_pass_seconds = run_setup.measure_pass_seconds(
+                    self.model, next(self.short_batches.epoch(0)), config.use_nsp)
         spent = time.perf_counter() - self.started
         left = config.minutes * 60 - spent - self._finish_seconds()
-        steps = run_setup.plan_steps(seconds, config, left)
-        self.log(f"a forward and backward pass takes {seconds:.2f} s here; {format_duration(spent)} went to "
-                 f"setting up, so the rest of the {config.minutes:g} minutes fits about {steps} steps (repeat "
-                 f"this run exactly with --steps {steps})")
+        # a step is a pass and about 15% more (clipping, the optimizer, the next batch)
+        short = None if self.short_pass_seconds is None else self.short_pass_seconds * 1.15
+        steps = run_setup.plan_steps(short, self.pass_seconds * 1.15, config, left)
+        self.log(f"a forward and backward pass takes {self.pass_seconds:.2f} s here; {format_duration(spent)} "
+                 f"went to setting up, so the rest of the {config.minutes:g} minutes fits about {steps} steps")
         return steps
+
+    def _replan(self, recent, time_limit):
+        """Plan the run's length again from the time its own steps take.
+
+        The passes timed before training may be off by a fifth (caches, other programs, a machine that
+        speeds up or slows down), and a run that ends early wastes its budget while one cut off by the clock
+        never cools its learning rate down. Between warmup and the cool-down the stable-decay schedule is
+        flat, so under the new total the rate goes on at the peak, and a resumed run (which reads the total
+        from its checkpoint) computes the same rates."""
+        position, config = self.position, self.config
+        observed = float(np.median([result.seconds for result in recent]))
+        short_now = position.step < self.short_steps
+        scale = observed / (self.short_pass_seconds if short_now else self.pass_seconds)
+        short = None if self.short_pass_seconds is None else self.short_pass_seconds * scale
+        planned = position.total_steps
+        total = run_setup.plan_steps(short, self.pass_seconds * scale, config,
+                                     time_limit - position.elapsed_seconds, position.step, margin=0.97)
+        # The steps taken must keep their learning rates: warmup (a share of the total) must still end by
+        # now, and the cool-down must not have begun.
+        if config.warmup > 0:
+            total = min(total, int(position.step / config.warmup))
+        position.total_steps = max(total, math.ceil((position.step + 1) / (1 - config.decay)))
+        self.scheduler.schedule = run_setup.schedule_for(config, position.total_steps)
+        if self.short_batches:
+            self.short_steps = max(round(config.short_share * position.total_steps), position.step + 1)
+        self.run_log.write("plan", step=position.step, total_steps=position.total_steps, planned=planned,
+                           step_seconds=observed)
+        self.progress.message(f"step {position.step}: a step takes {observed:.2f} s here, so the run plans "
+                              f"{position.total_steps} steps in all (it planned {planned})")
 
     def _finish_seconds(self):
         """Time kept for the end of a run: the last evaluation (eval batches at about a third of a pass each),
@@ -332,6 +367,8 @@ class Pretraining:
                                           f"{config.max_seq_length}-token sequences")
                 position.elapsed_seconds = elapsed_before + time.perf_counter() - session_start
                 recent.append(result)
+                if position.step == self.replan_step:
+                    self._replan(recent, time_limit)
                 window.append(result)
                 self._show_progress(recent, time_limit)
                 if position.step % config.log_every == 0 or position.step == position.total_steps:

@@ -106,17 +106,21 @@ def build_optimizer(model, config):
 
 
 def build_scheduler(optimizer, config, total_steps):
+    """The run's learning-rate schedule (`schedule_for`) applied to the optimizer's groups."""
+    return LRScheduler(optimizer, schedule_for(config, total_steps))
+
+
+def schedule_for(config, total_steps):
     """Linear warmup over `warmup` of the steps, then linear decay to 0 (BERT), or the peak held until the
     last `decay` of the steps ("stable-decay"); or a constant rate."""
     if config.schedule == "constant":
-        return LRScheduler(optimizer, constant)
+        return constant
     warmup_steps = int(round(config.warmup * total_steps))
     if config.schedule == "stable-decay":
         decay_steps = min(total_steps - warmup_steps, int(round(config.decay * total_steps)))
-        return LRScheduler(optimizer, partial(warmup_stable_decay, total_steps=total_steps,
-                                              warmup_steps=warmup_steps, decay_steps=decay_steps))
-    return LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=total_steps,
-                                          warmup_steps=warmup_steps))
+        return partial(warmup_stable_decay, total_steps=total_steps, warmup_steps=warmup_steps,
+                       decay_steps=decay_steps)
+    return partial(linear_warmup_linear_decay, total_steps=total_steps, warmup_steps=warmup_steps)
 
 
 def measure_pass_seconds(model, batch, use_nsp, passes=4):
@@ -139,12 +143,22 @@ def measure_pass_seconds(model, batch, use_nsp, passes=4):
     return float(np.median(times[1:]))
 
 
-def plan_steps(pass_seconds, config, seconds_left):
-    """How many steps fit in `seconds_left`: a step is a pass plus ~15% (optimizer, data), and each
-    evaluation reads `eval_batches` batches at about a third of a pass each."""
-    step_seconds = pass_seconds * 1.15
-    eval_seconds_per_step = (config.eval_batches or 20) * pass_seconds / 3 / config.eval_every
-    return max(1, int(seconds_left * 0.95 / (step_seconds + eval_seconds_per_step)))
+def plan_steps(short_seconds, long_seconds, config, seconds_left, done=0, margin=0.95):
+    """How many steps a run can have in all, `done` of them taken, with `seconds_left` to go.
+
+    short_seconds, long_seconds: one step on the short sequences (None: the run has none) and on the long
+    ones. The first `short_share` of the steps are short; every `eval_every` steps an evaluation reads
+    `eval_batches` long batches at about a third of a step each. `margin` keeps some time for the unforeseen.
+    """
+    evaluation = (config.eval_batches or 20) * long_seconds / 3 / config.eval_every  # per step
+    short_share = config.short_share if short_seconds is not None else 0.0
+    short, long = (short_seconds or 0.0) + evaluation, long_seconds + evaluation
+    # total T: short steps up to short_share * T, all long after; the `done` ones were short while they
+    # could be
+    total = (seconds_left * margin + done * short) / (short_share * short + (1 - short_share) * long)
+    if short_share * total < done:  # the short steps are over: only long ones are left
+        total = done + seconds_left * margin / long
+    return max(done + 1, int(total))
 
 
 def config_for_resume(saved, overrides):
