@@ -252,7 +252,7 @@ def test_unknown_presets_and_fields_are_refused():
     with pytest.raises(ConfigError, match="unknown run settings"):
         RunConfig.from_dict({"learning_rate": 1e-3})
     assert run_preset("mini").max_seq_length == 128 and run_preset("mini").batch_size == 32
-    assert run_preset("mini").max_predictions_per_seq == 20
+    assert run_preset("mini").max_predictions_per_seq == 40 and run_preset("mini").masked_lm_prob == 0.3
 
 
 # ----- Ctrl-C -----
