@@ -22,11 +22,6 @@ The learner of Schuster & Nakajima (2012), which BERT's WordPiece comes from; it
 #    and made `##e` a fifth of all masked-LM targets. Pairs seen fewer than `min_frequency` times are never
 #    merged.
 # 4. Stop at `vocab_size` tokens, or when no pair is left.
-#
-# Speed: a merge changes few counts, so nothing is recounted. Each merge visits only the words that hold the
-# pair (an index pair -> words) and updates the counts of the pairs around it. A heap finds the best pair.
-# When a symbol's frequency drops, the scores of all pairs holding it rise, and those pairs are pushed again.
-# An entry whose stored score no longer matches is stale, and is re-scored when it reaches the top.
 
 import heapq
 import itertools
@@ -130,6 +125,10 @@ def learn_wordpiece(word_counts, vocab_size, min_frequency=2, max_input_chars_pe
              for word, _ in kept]
     counts = [count for _, count in kept]
 
+    # Speed: a merge changes few counts, so nothing is recounted. Each merge visits only the words that hold the
+    # pair (an index pair -> words) and updates the counts of the pairs around it. A heap finds the best pair.
+    # When a symbol's frequency drops, the scores of all pairs holding it rise, and those pairs are pushed again.
+    # An entry whose stored score no longer matches is stale, and is re-scored when it reaches the top.
     symbol_freq = [0] * len(symbols)
     pair_freq = Counter()
     pair_words = {}  # pair -> indices of the words that hold it (a superset: checked when used)
