@@ -5,10 +5,10 @@ is checked by the argparse `type` that reads it, so a bad one stops the command 
 one line naming the option, the value and what it must be:
 
     error: argument --doc-stride: 0 is out of range: the window step (tokens) must be a whole number >= 1
-
-The library checks its own arguments too (a caller may not come through the command line); these checks
-only make the command line's answer immediate and precise.
 """
+
+# The library checks its own arguments too (a caller may not come through the command line); these checks
+# only make the command line's answer immediate and precise.
 
 import argparse
 import math

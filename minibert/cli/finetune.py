@@ -1,17 +1,19 @@
 """`python -m minibert finetune`: put a head on a pretrained BERT and train it on a labelled task.
 
     python -m minibert finetune --task sentiment --model runs/mini-synthetic --out runs/sentiment
-    python -m minibert finetune --task qa --model runs/mini-synthetic --out runs/qa --random-init
     python -m minibert finetune --task glue-tsv --model bert-base-uncased/ --out runs/sst2 \\
         --train SST-2/train.tsv --dev SST-2/dev.tsv --lr 2e-5
-    python -m minibert finetune --task squad --model DIR --out runs/squad --train train-v1.1.json \\
-        --dev dev-v1.1.json
-    python -m minibert finetune --task conll --model DIR --out runs/ner --train train.txt --dev dev.txt
 
 `sentiment`, `qa` and `ner` are the synthetic tasks in data/synthetic; `glue-tsv`, `squad` and `conll`
 read your files. --model is a run folder from `pretrain` or a from_pretrained folder. The best epoch's
 model (on dev) is saved in --out, ready for `python -m minibert predict --model OUT`.
 """
+
+# More examples:
+#     python -m minibert finetune --task qa --model runs/mini-synthetic --out runs/qa --random-init
+#     python -m minibert finetune --task squad --model DIR --out runs/squad --train train-v1.1.json \
+#         --dev dev-v1.1.json
+#     python -m minibert finetune --task conll --model DIR --out runs/ner --train train.txt --dev dev.txt
 
 from minibert.cli.arguments import real_number, seed, whole_number
 

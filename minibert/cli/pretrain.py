@@ -2,16 +2,18 @@
 
     python -m minibert pretrain                          # mini on pydocs, about 15 minutes on 2 cores
     python -m minibert pretrain --preset tiny            # 2 layers on synthetic: about a minute
-    python -m minibert pretrain --steps 2000 --lr 5e-4 --out runs/lr5e-4
     python -m minibert pretrain --resume --out runs/lr5e-4     # continue a stopped run, bit for bit
 
 Data is built when missing (`python -m minibert data`). The run folder (`--out`, default
 runs/<preset>-<corpus>) holds checkpoint.npz, vocab.txt, log.jsonl, loss.svg and accuracy.svg; give it
 to `fill-mask --model` or `attention --model`. Ctrl-C stops after the current step and saves.
-
-Every option left out comes from the preset (see minibert/train/presets.py). When resuming, options left
-out come from the checkpoint, and only --minutes and the logging options may change.
 """
+
+# Another example, with its own steps and learning rate:
+#     python -m minibert pretrain --steps 2000 --lr 5e-4 --out runs/lr5e-4
+#
+# Every option left out comes from the preset (see minibert/train/presets.py). When resuming, options left
+# out come from the checkpoint, and only --minutes and the logging options may change.
 
 import time
 from pathlib import Path

@@ -1,17 +1,17 @@
-"""BERT's pretraining data: corpora, NSP/SOP instances, the masking routine, shards and batches.
+"""BERT's pretraining data: corpora, NSP/SOP instances, the masking routine, shards and batches."""
 
-corpora/           corpus builders: pydocs, synthetic, a user's file (Google's format)
-documents.py       a corpus file -> tokenized documents, with whole-word boundaries (Chinese too)
-token_store.py     the tokenized corpus on disk, memory-mapped: random access without holding it in RAM
-instances.py       [CLS] A [SEP] B [SEP] instances: NSP (BERT), SOP (ALBERT) or full sentences (RoBERTa)
-masking.py         the masking routine: 15% of the tokens, 80% [MASK] / 10% random / 10% unchanged
-special_tokens.py  the ids of [CLS] [SEP] [PAD] [MASK] and the pool of random replacement tokens
-features.py        instances as padded arrays with Google's feature names (the batch format)
-shards.py          streamed .npz shards and their manifest
-batches.py         seeded, shuffled batches by epoch, with dynamic or static masking
-build.py           the `data` command: corpus -> vocabulary -> shards
-problems.py        warnings about usable but suspicious input, with file and line
-"""
+# The modules, in the order the data flows through them:
+# corpora/           corpus builders: pydocs, synthetic, a user's file (Google's format)
+# documents.py       a corpus file -> tokenized documents, with whole-word boundaries (Chinese too)
+# token_store.py     the tokenized corpus on disk, memory-mapped: random access without holding it in RAM
+# instances.py       [CLS] A [SEP] B [SEP] instances: NSP (BERT), SOP (ALBERT) or full sentences (RoBERTa)
+# masking.py         the masking routine: 15% of the tokens, 80% [MASK] / 10% random / 10% unchanged
+# special_tokens.py  the ids of [CLS] [SEP] [PAD] [MASK] and the pool of random replacement tokens
+# features.py        instances as padded arrays with Google's feature names (the batch format)
+# shards.py          streamed .npz shards and their manifest
+# batches.py         seeded, shuffled batches by epoch, with dynamic or static masking
+# build.py           the `data` command: corpus -> vocabulary -> shards
+# problems.py        warnings about usable but suspicious input, with file and line
 
 from minibert.data.batches import PretrainingBatches
 from minibert.data.build import PretrainingDataConfig, build_pretraining_data

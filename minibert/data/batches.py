@@ -1,16 +1,17 @@
 """Batches for pretraining: shards in, dicts of arrays with Google's feature names out (see features.py).
 
-- Seeded: epoch e of seed s is always the same batches, so a run can be resumed or repeated exactly.
-- Shuffled: each epoch visits the shards in a random order, and the rows of each shard in a random order.
-  The build already shuffled the documents (as Google does), so a shard mixes many documents.
-- Epochs: `epoch(e)` serves every row once; `forever()` runs epoch after epoch and says which one it is in.
-- Memory: one shard at a time, plus the rows carried over into the next batch.
-
 Masking. Shards built with static masking carry their masks (Google: the same mask in each of the
 `dupe_factor` copies, for every epoch). Shards built with dynamic masking carry unmasked rows, and the
 masking routine runs each time a row is served, so each epoch shows a new mask (RoBERTa §4.1: this does as
 well or better, and needs no copies on disk).
 """
+
+# What a stream of batches guarantees:
+# - Seeded: epoch e of seed s is always the same batches, so a run can be resumed or repeated exactly.
+# - Shuffled: each epoch visits the shards in a random order, and the rows of each shard in a random order.
+#   The build already shuffled the documents (as Google does), so a shard mixes many documents.
+# - Epochs: `epoch(e)` serves every row once; `forever()` runs epoch after epoch and says which one it is in.
+# - Memory: one shard at a time, plus the rows carried over into the next batch.
 
 from pathlib import Path
 

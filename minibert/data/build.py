@@ -1,18 +1,18 @@
-"""The `data` command: corpus -> vocabulary -> pretraining shards, every step streamed and seeded.
+"""The `data` command: corpus -> vocabulary -> pretraining shards, every step streamed and seeded."""
 
-1. Corpus: "pydocs" and "synthetic" are built into `out_dir/corpus.txt` if absent; any other name is the path
-   of a Google-format file (one sentence per line, a blank line between documents), checked by the corpora
-   package (empty file, no document break: errors; one-sentence documents: warnings with file and line).
-2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer unless it was trained here on this
-   corpus file with this size (recorded in `vocab.source.json`) or is the user's own (no record).
-3. Tokens: the corpus is tokenized once into a memory-mapped `TokenStore` (token_store.py).
-4. Split: a seeded share of the documents (`eval_fraction`) is held out for evaluation. Held-out documents
-   are never trained on: not as A, not as B, not as the random document of a NotNext pair.
-5. Instances: `dupe_factor` passes over the shuffled training documents (one over the held-out ones), each
-   pass cutting them anew, as Google's `create_training_instances`; masked now (static) or later (dynamic).
-6. Shards: `out_dir/build/pretraining-<task>-<masking>-<S>/`, written into a temporary directory that
-   replaces the old one only when complete. A rebuild with the same inputs and options does nothing.
-"""
+# The steps:
+# 1. Corpus: "pydocs" and "synthetic" are built into `out_dir/corpus.txt` if absent; any other name is the path
+#    of a Google-format file (one sentence per line, a blank line between documents), checked by the corpora
+#    package (empty file, no document break: errors; one-sentence documents: warnings with file and line).
+# 2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer unless it was trained here on this
+#    corpus file with this size (recorded in `vocab.source.json`) or is the user's own (no record).
+# 3. Tokens: the corpus is tokenized once into a memory-mapped `TokenStore` (token_store.py).
+# 4. Split: a seeded share of the documents (`eval_fraction`) is held out for evaluation. Held-out documents
+#    are never trained on: not as A, not as B, not as the random document of a NotNext pair.
+# 5. Instances: `dupe_factor` passes over the shuffled training documents (one over the held-out ones), each
+#    pass cutting them anew, as Google's `create_training_instances`; masked now (static) or later (dynamic).
+# 6. Shards: `out_dir/build/pretraining-<task>-<masking>-<S>/`, written into a temporary directory that
+#    replaces the old one only when complete. A rebuild with the same inputs and options does nothing.
 
 import json
 import os
@@ -215,7 +215,7 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
 
 
 def _build(corpus, out_dir, config, force, log):
-    """Steps 1-6 of the module docstring into `out_dir`, which exists."""
+    """Steps 1-6 listed at the top of this module into `out_dir`, which exists."""
     max_seq_length = config.instances.max_seq_length
     max_predictions_per_seq = config.masking_config.max_predictions_per_seq
     sentence_task, masking = config.instances.sentence_task, config.masking

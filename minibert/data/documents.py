@@ -3,13 +3,13 @@
 The corpus format (one sentence per line, a blank line between documents) is read by
 `minibert.data.corpora.corpus_file.iter_documents`; this module turns each line into a `Sentence`: its
 WordPiece ids, and which tokens start a word, for whole-word masking.
-
-Word starts. WordPiece marks the inside of an English word with `##` (`play ##ing`). Chinese has no such
-mark: BERT's basic tokenizer makes every CJK character its own token, so `一本书` and `一 本 书` tokenize the
-same, and Google's whole-word masking masks Chinese character by character (google-research/bert #780).
-The corpus can say more: our synthetic corpus writes a space between Chinese words (`小明 给 小红 一本 书`).
-So two Chinese characters form one word when they sit next to each other in the line, with no space between.
 """
+
+# Word starts. WordPiece marks the inside of an English word with `##` (`play ##ing`). Chinese has no such
+# mark: BERT's basic tokenizer makes every CJK character its own token, so `一本书` and `一 本 书` tokenize the
+# same, and Google's whole-word masking masks Chinese character by character (google-research/bert #780).
+# The corpus can say more: our synthetic corpus writes a space between Chinese words (`小明 给 小红 一本 书`).
+# So two Chinese characters form one word when they sit next to each other in the line, with no space between.
 
 import numpy as np
 import regex
@@ -22,7 +22,7 @@ _HAN = regex.compile(r"\p{Han}")  # Chinese characters (the Han script)
 
 
 def word_starts_of(line, tokens):
-    """(n,) bool: True where token k starts a word of `line` (see the module docstring)."""
+    """(n,) bool: True where token k starts a word of `line` (see the comment at the top of this module)."""
     starts = np.array([not token.startswith("##") for token in tokens], dtype=bool)
     if not _HAN.search(line):
         return starts

@@ -1,21 +1,21 @@
 """Instances as fixed-size arrays with Google's feature names: the batch format every loop feeds the model.
 
-Google's `write_instance_to_example_files` pads each instance to `max_seq_length` and its predictions to
-`max_predictions_per_seq`, and names the fields as below. One batch of B instances:
-
     input_ids             (B, S) int32    token ids, [MASK]ed where the model must predict; [PAD] = 0 after
     input_mask            (B, S) int32    1 on real tokens, 0 on padding (attention ignores padding)
     segment_ids           (B, S) int32    0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding
     masked_lm_positions   (B, P) int32    positions the model predicts, increasing, 0 after the real ones
     masked_lm_ids         (B, P) int32    the original ids there (the labels), 0 after the real ones
-    masked_lm_weights     (B, P) float32  1.0 on real predictions, 0.0 on padding: the MLM loss is
-                                          sum(w * nll) / (sum(w) + 1e-5)
+    masked_lm_weights     (B, P) float32  1.0 on real predictions, 0.0 on padding (the MLM loss's weights)
     next_sentence_labels  (B,)   int32    0 IsNext, 1 NotNext (SOP: 0 in order, 1 swapped; "none": 0)
-
-S is max_seq_length, P max_predictions_per_seq. Masking happens in two places with one routine: when the
-shards are written (static masking) or each time a batch is served (dynamic masking), so the unmasked rows
-carry `word_starts` (B, S) bool until then.
 """
+
+# Google's `write_instance_to_example_files` pads each instance to `max_seq_length` and its predictions to
+# `max_predictions_per_seq`, and names the fields as in the docstring's table. The MLM loss is
+# sum(w * nll) / (sum(w) + 1e-5), with w the `masked_lm_weights`.
+#
+# S is max_seq_length, P max_predictions_per_seq. Masking happens in two places with one routine: when the
+# shards are written (static masking) or each time a batch is served (dynamic masking), so the unmasked rows
+# carry `word_starts` (B, S) bool until then.
 
 import numpy as np
 

@@ -1,26 +1,29 @@
 """Pretraining instances: `[CLS] A [SEP] B [SEP]` pairs cut from documents, with a sentence-level label.
 
-Google's `create_instances_from_document` (BERT paper §3.1, "Task #2: Next Sentence Prediction"):
-- The target length is `max_num_tokens = max_seq_length - 3` (room for [CLS] and two [SEP]); with
-  probability `short_seq_prob` (0.1) a document uses `randint(2, max_num_tokens)` instead, so the model also
-  sees the short inputs of fine-tuning.
-- Sentences accumulate into a chunk until it reaches the target; a random `a_end` splits the chunk into A
-  and B. Splitting at sentence boundaries (not at a random token) keeps NSP from being trivially easy.
-- NSP: half the time (always, when the chunk is a single sentence) B comes from a random *other* document
-  (NotNext, label 1) and the chunk's unused sentences are put back for the next instance; otherwise B is
-  the rest of the chunk (IsNext, label 0).
-- `truncate_seq_pair` trims the longer side one token at a time, from the front or the back at random.
-
-Two alternatives to NSP (`sentence_task`):
-- "sop", ALBERT's sentence-order prediction (Lan et al. 2019, §4.2): B is always A's true continuation, and
-  half the time the two are swapped (label 1). A one-sentence chunk is split inside the sentence, at a
-  random word start; ALBERT instead falls back to a random document, which would mix NSP back into SOP.
-- "none", RoBERTa's FULL-SENTENCES (Liu et al. 2019, §4.2): `[CLS] sentences... [SEP]`, packed up to
-  `max_seq_length - 2` tokens, running on into the next document after an extra [SEP]. Label always 0.
+Google's `create_instances_from_document` (BERT paper §3.1, "Task #2: Next Sentence Prediction"),
+or one of its two alternatives, ALBERT's SOP and RoBERTa's FULL-SENTENCES; the rules are listed below.
 
 A document is a sequence of `Sentence`s, the corpus a sequence of documents (a list, or the memory-mapped
 `TokenStore`). Shapes: L the unpadded length of one instance.
 """
+
+# NSP, as Google cuts a document:
+# - The target length is `max_num_tokens = max_seq_length - 3` (room for [CLS] and two [SEP]); with
+#   probability `short_seq_prob` (0.1) a document uses `randint(2, max_num_tokens)` instead, so the model also
+#   sees the short inputs of fine-tuning.
+# - Sentences accumulate into a chunk until it reaches the target; a random `a_end` splits the chunk into A
+#   and B. Splitting at sentence boundaries (not at a random token) keeps NSP from being trivially easy.
+# - NSP: half the time (always, when the chunk is a single sentence) B comes from a random *other* document
+#   (NotNext, label 1) and the chunk's unused sentences are put back for the next instance; otherwise B is
+#   the rest of the chunk (IsNext, label 0).
+# - `truncate_seq_pair` trims the longer side one token at a time, from the front or the back at random.
+#
+# Two alternatives to NSP (`sentence_task`):
+# - "sop", ALBERT's sentence-order prediction (Lan et al. 2019, §4.2): B is always A's true continuation, and
+#   half the time the two are swapped (label 1). A one-sentence chunk is split inside the sentence, at a
+#   random word start; ALBERT instead falls back to a random document, which would mix NSP back into SOP.
+# - "none", RoBERTa's FULL-SENTENCES (Liu et al. 2019, §4.2): `[CLS] sentences... [SEP]`, packed up to
+#   `max_seq_length - 2` tokens, running on into the next document after an extra [SEP]. Label always 0.
 
 from dataclasses import dataclass
 from typing import NamedTuple

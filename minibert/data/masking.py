@@ -1,15 +1,6 @@
 """The masked-LM routine: which tokens BERT must predict, and what it sees in their place.
 
-BERT paper §3.1 ("Task #1: Masked LM") and Google's `create_masked_lm_predictions`:
-1. Count: `num_to_predict = min(max_predictions_per_seq, max(1, round(L * masked_lm_prob)))`, where L counts
-   every token of the sequence, [CLS] and [SEP] included (as Google does).
-2. Candidates: every token but [CLS], [SEP] and [PAD], grouped into whole words when `whole_word` is on.
-3. Shuffle the candidates and take them in that order; a word that would overshoot the count is skipped.
-4. Each chosen token becomes [MASK] 80% of the time, a random non-special token 10%, and stays itself 10%.
-   Why not always [MASK]? Fine-tuning never shows [MASK], so a model that only learned "predict at [MASK]"
-   would have nothing to say about real tokens; the random and unchanged 10%s make it keep a good
-   representation of every token (paper §3.1 and appendix C.2).
-5. The labels are the original ids at the chosen positions.
+BERT paper §3.1 ("Task #1: Masked LM") and Google's `create_masked_lm_predictions`, in the steps listed below.
 
 One call masks one sequence. `word_starts` marks the first token of each word: WordPiece's `##` pieces
 and the characters of a Chinese word (whose boundaries come from the corpus, see documents.py) are not word
@@ -17,6 +8,16 @@ starts, so whole-word masking hides `play ##ing` or `一本` together, never hal
 
 Shapes: L the length of one unpadded sequence, P the number of chosen positions (≤ max_predictions_per_seq).
 """
+
+# 1. Count: `num_to_predict = min(max_predictions_per_seq, max(1, round(L * masked_lm_prob)))`, where L counts
+#    every token of the sequence, [CLS] and [SEP] included (as Google does).
+# 2. Candidates: every token but [CLS], [SEP] and [PAD], grouped into whole words when `whole_word` is on.
+# 3. Shuffle the candidates and take them in that order; a word that would overshoot the count is skipped.
+# 4. Each chosen token becomes [MASK] 80% of the time, a random non-special token 10%, and stays itself 10%.
+#    Why not always [MASK]? Fine-tuning never shows [MASK], so a model that only learned "predict at [MASK]"
+#    would have nothing to say about real tokens; the random and unchanged 10%s make it keep a good
+#    representation of every token (paper §3.1 and appendix C.2).
+# 5. The labels are the original ids at the chosen positions.
 
 from dataclasses import dataclass
 from typing import NamedTuple

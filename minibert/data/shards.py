@@ -7,11 +7,12 @@ full, so memory stays one shard however large the corpus (google-research/bert #
 Each file is written under a temporary name and renamed into place (`os.replace` is atomic), so a build that
 is interrupted never leaves a half shard that looks complete. Reading never unpickles (`allow_pickle=False`)
 and checks every array's name, dtype and shape against the manifest.
-
-    out/manifest.json       format, build options, special token ids, fields, and per split its shard files
-    out/train-00000.npz     {field: (rows, *row shape) array}
-    out/eval-00000.npz
 """
+
+# The layout of an output folder:
+#     out/manifest.json       format, build options, special token ids, fields, and per split its shard files
+#     out/train-00000.npz     {field: (rows, *row shape) array}
+#     out/eval-00000.npz
 
 import json
 import os

@@ -1,17 +1,18 @@
 """A tokenized corpus on disk, read back through memory maps: every document, without holding them in RAM.
 
-Google's `create_pretraining_data.py` keeps all documents in a Python list, which is why it runs out of memory
-on large corpora (google-research/bert #117, #612). But NotNext needs random access to *any* document, and
-dupe_factor needs several passes. So we tokenize once, streaming, into flat binary files:
-
     ids.bin          (T,) int32  the token ids of every sentence, one after the other
     word_starts.bin  (T,) bool   True where a token starts a whole word
     sentence_ends    (N,) int64  sentence n is tokens [sentence_ends[n-1], sentence_ends[n])
     document_ends    (D,) int64  document d is sentences [document_ends[d-1], document_ends[d])
 
-and read them with `numpy.memmap`: the operating system pages in what is used, and Python's heap stays
-the size of one document. T tokens, N sentences, D documents.
+T tokens, N sentences, D documents. Read with `numpy.memmap`, so only the pages in use are in RAM.
 """
+
+# Google's `create_pretraining_data.py` keeps all documents in a Python list, which is why it runs out of memory
+# on large corpora (google-research/bert #117, #612). But NotNext needs random access to *any* document, and
+# dupe_factor needs several passes. So we tokenize once, streaming, into the flat binary files of the
+# docstring, and read them with `numpy.memmap`: the operating system pages in what is used, and Python's heap
+# stays the size of one document.
 
 import json
 import os

@@ -7,10 +7,10 @@ The reference source marks the bodies a student re-implements with `# BEGIN EXER
     python -m minibert.exercises start NN          write exercises/NN/: minibert with those bodies stubbed
     python -m minibert.exercises check NN          run the exercise tests against that copy
     python -m minibert.exercises reset NN          start over (the old folder is kept as NN.old, NN.2.old, ...)
-
-`catalog.py` says which exercises belong to which lesson; `checks/test_<id>.py` are their tests;
-`workspace.py` writes and checks a workspace; `scalar.py` is lesson 01's scalar autograd engine.
 """
+
+# `catalog.py` says which exercises belong to which lesson; `checks/test_<id>.py` are their tests;
+# `workspace.py` writes and checks a workspace; `scalar.py` is lesson 01's scalar autograd engine.
 
 from minibert.exercises.catalog import LESSONS, lesson
 from minibert.exercises.markers import MarkerError, find_exercises

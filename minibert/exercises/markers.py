@@ -3,12 +3,12 @@
 A function body (or any block of lines) that a student re-implements is fenced in the reference code by two
 comment lines at the block's indentation, nbgrader-style: above it `# BEGIN EXERCISE <id>: <short hint>`,
 below it `# END EXERCISE`. They go after the signature and the docstring, which the student keeps.
-
-`stub_source` replaces the lines between the markers with one `raise NotImplementedError("...hint...")`,
-keeping the signature, the docstring and the markers themselves (so the student sees where to write);
-`fill_source` puts reference lines back between the markers of a stubbed file. Since the stubs are cut from
-the current reference every time, they can never drift from it.
 """
+
+# `stub_source` replaces the lines between the markers with one `raise NotImplementedError("...hint...")`,
+# keeping the signature, the docstring and the markers themselves (so the student sees where to write);
+# `fill_source` puts reference lines back between the markers of a stubbed file. Since the stubs are cut from
+# the current reference every time, they can never drift from it.
 
 import re
 from dataclasses import dataclass

@@ -1,17 +1,17 @@
 """A scalar autograd engine in one screen: lesson 01 builds it before the tensor engine.
 
-This is the whole idea of `minibert/autograd/tensor.py`, with one number per node instead of an array:
-
-- a `Scalar` keeps its value, its gradient, the nodes it was computed from, and a small function that
-  pushes its own gradient back to those nodes (the chain rule for one op: the *local* rule);
-- `backward()` lists the nodes in a topological order (every node after the nodes it was computed from),
-  then runs the local rules in the reverse of that order, so a node has received the gradient of *every*
-  path through it before it passes anything on;
-- gradients accumulate with `+=`: a value used twice (`x * x`) gets the sum of both uses.
+This is the whole idea of `minibert/autograd/tensor.py`, with one number per node instead of an array (how, below).
 
 minibert's tensor engine is this file, with arrays for numbers and `unbroadcast` for shapes. The package
 itself never imports this module; it exists for the lesson and its exercise.
 """
+
+# - a `Scalar` keeps its value, its gradient, the nodes it was computed from, and a small function that
+#   pushes its own gradient back to those nodes (the chain rule for one op: the *local* rule);
+# - `backward()` lists the nodes in a topological order (every node after the nodes it was computed from),
+#   then runs the local rules in the reverse of that order, so a node has received the gradient of *every*
+#   path through it before it passes anything on;
+# - gradients accumulate with `+=`: a value used twice (`x * x`) gets the sum of both uses.
 
 import math
 

@@ -7,10 +7,10 @@
         pytest.ini         makes this folder pytest's root, whatever the project around it
         README.md          what to write, where, and how to check it
         .exercise.json     which lesson and exercises this is (read by `check` and the conftest)
-
-Only the chosen lesson's bodies are stubbed; the rest of the package is the reference, so an exercise is
-tested in the real model around it.
 """
+
+# Only the chosen lesson's bodies are stubbed; the rest of the package is the reference, so an exercise is
+# tested in the real model around it.
 
 import json
 import shutil

@@ -1,17 +1,18 @@
 """HuggingFace checkpoint names: what real BERT files contain besides the parameters we expect.
 
 Our `state_dict()` uses HuggingFace's parameter names, so most names in a real `model.safetensors` map to
-themselves. Real files, written over the years by different tools, also carry:
-- **old LayerNorm names**: Google's TensorFlow checkpoint called the LayerNorm scale and shift `gamma` and
-  `beta`, and the first PyTorch ports kept them (`bert.embeddings.LayerNorm.gamma`). They are today's
-  `weight` and `bias`;
-- **buffers**: `position_ids` (0, 1, ..., 511) and an all-zero `token_type_ids`, which HuggingFace keeps
-  on the embeddings module for convenience. They are not learned, so we skip them, and say so;
-- **tied copies**: the MLM decoder shares its weight with the word embeddings and its bias with
-  `cls.predictions.bias`. Recent files leave the copies out; older ones may hold them.
+themselves. Real files, written over the years by different tools, also carry the kinds listed below.
 
 And one kind of file we never open: `pytorch_model.bin`, a pickle.
 """
+
+# - **old LayerNorm names**: Google's TensorFlow checkpoint called the LayerNorm scale and shift `gamma` and
+#   `beta`, and the first PyTorch ports kept them (`bert.embeddings.LayerNorm.gamma`). They are today's
+#   `weight` and `bias`;
+# - **buffers**: `position_ids` (0, 1, ..., 511) and an all-zero `token_type_ids`, which HuggingFace keeps
+#   on the embeddings module for convenience. They are not learned, so we skip them, and say so;
+# - **tied copies**: the MLM decoder shares its weight with the word embeddings and its bias with
+#   `cls.predictions.bias`. Recent files leave the copies out; older ones may hold them.
 
 from pathlib import Path
 

@@ -3,16 +3,17 @@
 An .npz file is a zip archive holding one `.npy` file per array (NumPy's own format: a short text header
 with dtype and shape, then the raw bytes). We add one member, `__meta__`, holding UTF-8 JSON as a uint8
 array: the model config, the training step, the optimizer settings, the random generator's state.
-`np.load(path, allow_pickle=False)` opens these files too.
 
 Why not pickle, like `torch.save`? Unpickling runs whatever code the file names, so opening a stranger's
 checkpoint would hand them your computer. Here every member is plain numbers, and `allow_pickle=False`
 plus a dtype check refuse anything else (an "object array" is a pickle in disguise).
-
-Reading checks each member's header against the bytes really present before allocating its array, so a
-damaged or hostile file is refused with a `CheckpointError` instead of a crash or a huge allocation.
-Members are stored uncompressed, so the bytes an array claims must exist in the file.
 """
+
+# `np.load(path, allow_pickle=False)` opens these files too.
+#
+# Reading checks each member's header against the bytes really present before allocating its array, so a
+# damaged or hostile file is refused with a `CheckpointError` instead of a crash or a huge allocation.
+# Members are stored uncompressed, so the bytes an array claims must exist in the file.
 
 import json
 import math

@@ -3,16 +3,16 @@
 `BertForPreTraining.from_pretrained(folder)` and `model.save_pretrained(folder)` call these. A folder written
 by `transformers`' `save_pretrained(safe_serialization=True)` loads here, and a folder written here loads in
 `transformers`, so a model can move to PyTorch when it outgrows one CPU.
-
-Real folders differ from the ideal, and loading copes (the details are in `hf_names.py`):
-- config.json carries keys BERT never used (`architectures`, `model_type`, `dtype`, ...): they are kept in
-  `config.extra` and written back on saving;
-- the tied decoder weight `cls.predictions.decoder.weight` is usually absent: the model ties it anyway;
-- old files carry buffers (`bert.embeddings.position_ids`) and LayerNorm `gamma`/`beta`: buffers are
-  skipped and the names modernised, and `verbose=True` says so;
-- `pytorch_model.bin` is a pickle: it is refused, with instructions to convert it.
-Names that are missing, unexpected or of the wrong shape are reported by name.
 """
+
+# Real folders differ from the ideal, and loading copes (the details are in `hf_names.py`):
+# - config.json carries keys BERT never used (`architectures`, `model_type`, `dtype`, ...): they are kept in
+#   `config.extra` and written back on saving;
+# - the tied decoder weight `cls.predictions.decoder.weight` is usually absent: the model ties it anyway;
+# - old files carry buffers (`bert.embeddings.position_ids`) and LayerNorm `gamma`/`beta`: buffers are
+#   skipped and the names modernised, and `verbose=True` says so;
+# - `pytorch_model.bin` is a pickle: it is refused, with instructions to convert it.
+# Names that are missing, unexpected or of the wrong shape are reported by name.
 
 import json
 from pathlib import Path

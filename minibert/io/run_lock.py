@@ -4,15 +4,15 @@ Two `pretrain --out D` started together both found D free ("no checkpoint yet") 
 log.jsonl held the steps of both runs, and the checkpoint was whichever saved last. Checking and then
 writing is a race; creating a file that must not exist is not: `os.open(path, O_CREAT | O_EXCL)` succeeds
 for exactly one process, atomically, on every POSIX file system and on Windows.
-
-The lock file `D/.lock` holds the pid of the run that owns the folder. A run killed with SIGKILL (or a
-power cut) cannot remove it, so a lock whose pid no longer runs is stale: the next run takes it over,
-under a short-lived second lock (`D/.lock.takeover`) so that two runs finding the same stale lock do not
-both take it. The lock belongs to a process: within one process (a notebook, the tests) a second run
-object on the folder shares it, and the file goes when the last one releases it. It is released when the
-run ends, however it ends (`with RunLock(D): ...`); a folder
-the lock created and the run left empty (it failed before writing anything) is removed with it.
 """
+
+# The lock file `D/.lock` holds the pid of the run that owns the folder. A run killed with SIGKILL (or a
+# power cut) cannot remove it, so a lock whose pid no longer runs is stale: the next run takes it over,
+# under a short-lived second lock (`D/.lock.takeover`) so that two runs finding the same stale lock do not
+# both take it. The lock belongs to a process: within one process (a notebook, the tests) a second run
+# object on the folder shares it, and the file goes when the last one releases it. It is released when the
+# run ends, however it ends (`with RunLock(D): ...`); a folder
+# the lock created and the run left empty (it failed before writing anything) is removed with it.
 
 import contextlib
 import os

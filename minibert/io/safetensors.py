@@ -1,20 +1,20 @@
 """The safetensors format, read and written with NumPy alone.
 
-safetensors is how HuggingFace ships weights without pickle. A file is three parts:
-
-    [8 bytes]  N, the length of the header: an unsigned 64-bit integer, little-endian
-    [N bytes]  the header, UTF-8 JSON:
-               {"__metadata__": {"format": "pt"},                       (optional, strings only)
-                "bert.pooler.dense.bias": {"dtype": "F32", "shape": [768], "data_offsets": [0, 3072]},
-                ...}
-    [rest]     the data: every tensor's bytes, little-endian and row-major, back to back with no gaps.
-               `data_offsets` = [begin, end) counts bytes from the start of this part.
-
 Reading is where the danger is: the file may come from a stranger, and every number in it is a claim.
 So nothing is allocated until the whole header has been checked against the real file size. A header that
 claims a terabyte tensor in a 1 kB file is refused before a single array exists, and the arrays that are
 allocated together add up to exactly the bytes present in the file.
 """
+
+# safetensors is how HuggingFace ships weights without pickle. A file is three parts:
+#
+#     [8 bytes]  N, the length of the header: an unsigned 64-bit integer, little-endian
+#     [N bytes]  the header, UTF-8 JSON:
+#                {"__metadata__": {"format": "pt"},                       (optional, strings only)
+#                 "bert.pooler.dense.bias": {"dtype": "F32", "shape": [768], "data_offsets": [0, 3072]},
+#                 ...}
+#     [rest]     the data: every tensor's bytes, little-endian and row-major, back to back with no gaps.
+#                `data_offsets` = [begin, end) counts bytes from the start of this part.
 
 import json
 import math

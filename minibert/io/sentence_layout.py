@@ -1,20 +1,20 @@
 """The sentence-transformers folder layout: how a BERT encoder becomes one vector per sentence.
 
-A sentence-transformers model (e.g. all-MiniLM-L6-v2) is a HuggingFace BERT folder, whose `model.safetensors`
-holds the encoder alone (no MLM or NSP head), plus a pipeline of modules run after it:
-
-    modules.json                [{"type": "sentence_transformers.models.Transformer", "path": ""},
-                                 {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"},
-                                 {"type": "sentence_transformers.models.Normalize", "path": "2_Normalize"}]
-    1_Pooling/config.json       {"pooling_mode_mean_tokens": true, "pooling_mode_cls_token": false, ...}
-    sentence_bert_config.json   {"max_seq_length": 256, "do_lower_case": false}
-
 Pooling turns the (S, H) token vectors into one H vector: the mean over the real tokens, token 0 ([CLS]), or
 the largest value of each feature (several modes at once are concatenated, in sentence-transformers' order).
 Normalize scales the result to length 1, so that a dot product is the cosine similarity (Reimers and
-Gurevych 2019, "Sentence-BERT", section 3). This module reads those files into a `SentenceLayout`; a
+Gurevych 2019, "Sentence-BERT", section 3). This module reads the folder's files into a `SentenceLayout`; a
 module type or pooling mode it does not know is refused by name rather than skipped.
 """
+
+# A sentence-transformers model (e.g. all-MiniLM-L6-v2) is a HuggingFace BERT folder, whose `model.safetensors`
+# holds the encoder alone (no MLM or NSP head), plus a pipeline of modules run after it:
+#
+#     modules.json                [{"type": "sentence_transformers.models.Transformer", "path": ""},
+#                                  {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"},
+#                                  {"type": "sentence_transformers.models.Normalize", "path": "2_Normalize"}]
+#     1_Pooling/config.json       {"pooling_mode_mean_tokens": true, "pooling_mode_cls_token": false, ...}
+#     sentence_bert_config.json   {"max_seq_length": 256, "do_lower_case": false}
 
 import json
 from dataclasses import dataclass

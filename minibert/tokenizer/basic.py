@@ -6,12 +6,11 @@ The steps, in BERT's order (Google's `tokenization.py` `BasicTokenizer`; Hugging
 1. keep `never_split` strings (the special tokens such as `[MASK]`) whole, untouched by every later step;
 2. clean: drop NUL, U+FFFD and invisible "other" characters; every whitespace character becomes a separator;
 3. lowercase and strip accents (optional): NFD, drop the combining marks (category Mn), then `lower()`;
-4. split: each CJK ideograph and each punctuation character becomes its own token, whitespace separates the
-   rest.
-
-Google's code walks the text one character at a time in Python. Here each step is one pass of a precompiled
-`regex` pattern over the whole text, so the work happens in C: the same rules, several times faster.
+4. split: each CJK ideograph and each punctuation character is its own token; whitespace separates the rest.
 """
+
+# Google's code walks the text one character at a time in Python. Here each step is one pass of a precompiled
+# `regex` pattern over the whole text, so the work happens in C: the same rules, several times faster.
 
 import unicodedata
 

@@ -7,10 +7,10 @@ section 3):
     tokens           [CLS] my dog is cute [SEP] he likes play ##ing [SEP]
     token_type_ids     0    0   0  0   0    0    1    1     1    1     1
     attention_mask     1    1   1  1   1    1    1    1     1    1     1
-
-token_type_ids pick the segment embedding (E_A or E_B); attention_mask is 0 on the [PAD] positions that
-`batch_encode` adds, so that attention ignores them.
 """
+
+# token_type_ids pick the segment embedding (E_A or E_B); attention_mask is 0 on the [PAD] positions that
+# `batch_encode` adds, so that attention ignores them.
 
 import json
 import os

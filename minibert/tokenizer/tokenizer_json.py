@@ -1,21 +1,21 @@
 """tokenizer.json: HuggingFace's one-file tokenizer, read as a BERT vocabulary and its settings.
 
-Many of today's checkpoints ship `tokenizer.json` (written by HuggingFace's Rust `tokenizers` library)
-instead of `vocab.txt`. For a BERT model the file holds the same information, spread over four parts:
-
-    "model":         {"type": "WordPiece", "vocab": {token: id}, "unk_token": "[UNK]",
-                      "continuing_subword_prefix": "##", "max_input_chars_per_word": 100}
-    "normalizer":    {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
-                      "strip_accents": null, "lowercase": true}
-    "pre_tokenizer": {"type": "BertPreTokenizer"}       (split on whitespace and punctuation)
-    "added_tokens":  [{"id": 0, "content": "[PAD]", "special": true, ...}, ...]
-
 `BertNormalizer` + `BertPreTokenizer` is BERT's basic tokenizer (`basic.py`), and the WordPiece model is
 `wordpiece.py`: so this module only translates the file into a token list and `BertTokenizer`'s
 arguments. A file describing anything else (a BPE or Unigram model, another normaliser, settings
 minibert's BERT tokenizer does not have) is refused with the reason, rather than read into a tokenizer
 that would give other ids than HuggingFace's.
 """
+
+# Many of today's checkpoints ship `tokenizer.json` (written by HuggingFace's Rust `tokenizers` library)
+# instead of `vocab.txt`. For a BERT model the file holds the same information, spread over four parts:
+#
+#     "model":         {"type": "WordPiece", "vocab": {token: id}, "unk_token": "[UNK]",
+#                       "continuing_subword_prefix": "##", "max_input_chars_per_word": 100}
+#     "normalizer":    {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+#                       "strip_accents": null, "lowercase": true}
+#     "pre_tokenizer": {"type": "BertPreTokenizer"}       (split on whitespace and punctuation)
+#     "added_tokens":  [{"id": 0, "content": "[PAD]", "special": true, ...}, ...]
 
 import json
 import os

@@ -1,32 +1,27 @@
 """Learn a WordPiece vocabulary from text: start from characters, merge the best pair, repeat.
 
-The learner of Schuster & Nakajima (2012), which BERT's WordPiece comes from:
-
-1. Split the corpus into words with the basic tokenizer and count each distinct word.
-2. Spell every word in characters, later ones with `##`: `cats` -> `c ##a ##t ##s`. These characters are the
-   first vocabulary; every character seen stays in it, so the tokenizer never needs [UNK] on its training
-   text. CJK characters are words of their own (the basic tokenizer splits them), so they stay single.
-3. Merge the adjacent pair (a, b) that most increases the likelihood of the corpus under a unigram model of
-   the pieces (Schuster & Nakajima's criterion). Writing each occurrence of ab as one unit instead of two
-   changes the log-likelihood by about
-
-       freq(ab) * log(freq(ab) * N / (freq(a) * freq(b)))          (score="likelihood", the default)
-
-   with N the number of pieces in the corpus (held at its starting value, so scores only move when counts of
-   a, b or ab do). The log term prefers pairs whose parts rarely appear apart (`##q ##u`); the factor freq(ab)
-   says how many times the gain is collected, so frequent words (`the`, `return`) become single pieces.
-   HuggingFace's course describes the log term alone, as the ratio freq(ab) / (freq(a) * freq(b))
-   (score="ratio"). On its own it spends the vocabulary on rare pairs (numbers, names seen twice) and never
-   merges the most frequent letters: trained on pydocs, an 8k "ratio" vocabulary split `the` into `th ##e`
-   and made `##e` a fifth of all masked-LM targets. Pairs seen fewer than `min_frequency` times are never
-   merged.
-4. Stop at `vocab_size` tokens, or when no pair is left.
-
-Speed: a merge changes few counts, so nothing is recounted. Each merge visits only the words that hold the
-pair (an index pair -> words) and updates the counts of the pairs around it. A heap finds the best pair.
-When a symbol's frequency drops, the scores of all pairs holding it rise, and those pairs are pushed again.
-An entry whose stored score no longer matches is stale, and is re-scored when it reaches the top.
+The learner of Schuster & Nakajima (2012), which BERT's WordPiece comes from; its steps are listed below.
 """
+
+# 1. Split the corpus into words with the basic tokenizer and count each distinct word.
+# 2. Spell every word in characters, later ones with `##`: `cats` -> `c ##a ##t ##s`. These characters are the
+#    first vocabulary; every character seen stays in it, so the tokenizer never needs [UNK] on its training
+#    text. CJK characters are words of their own (the basic tokenizer splits them), so they stay single.
+# 3. Merge the adjacent pair (a, b) that most increases the likelihood of the corpus under a unigram model of
+#    the pieces (Schuster & Nakajima's criterion). Writing each occurrence of ab as one unit instead of two
+#    changes the log-likelihood by about
+#
+#        freq(ab) * log(freq(ab) * N / (freq(a) * freq(b)))          (score="likelihood", the default)
+#
+#    with N the number of pieces in the corpus (held at its starting value, so scores only move when counts of
+#    a, b or ab do). The log term prefers pairs whose parts rarely appear apart (`##q ##u`); the factor freq(ab)
+#    says how many times the gain is collected, so frequent words (`the`, `return`) become single pieces.
+#    HuggingFace's course describes the log term alone, as the ratio freq(ab) / (freq(a) * freq(b))
+#    (score="ratio"). On its own it spends the vocabulary on rare pairs (numbers, names seen twice) and never
+#    merges the most frequent letters: trained on pydocs, an 8k "ratio" vocabulary split `the` into `th ##e`
+#    and made `##e` a fifth of all masked-LM targets. Pairs seen fewer than `min_frequency` times are never
+#    merged.
+# 4. Stop at `vocab_size` tokens, or when no pair is left.
 
 import heapq
 import itertools
@@ -130,6 +125,10 @@ def learn_wordpiece(word_counts, vocab_size, min_frequency=2, max_input_chars_pe
              for word, _ in kept]
     counts = [count for _, count in kept]
 
+    # Speed: a merge changes few counts, so nothing is recounted. Each merge visits only the words that hold the
+    # pair (an index pair -> words) and updates the counts of the pairs around it. A heap finds the best pair.
+    # When a symbol's frequency drops, the scores of all pairs holding it rise, and those pairs are pushed again.
+    # An entry whose stored score no longer matches is stale, and is re-scored when it reaches the top.
     symbol_freq = [0] * len(symbols)
     pair_freq = Counter()
     pair_words = {}  # pair -> indices of the words that hold it (a superset: checked when used)

@@ -1,13 +1,5 @@
 """Kinds of attention heads, measured rather than picked by eye (Clark et al. 2019, "What Does BERT Look At?").
 
-Clark et al. found that many of BERT-base's 144 heads follow a simple pattern (their sections 3 and 4):
-- **previous / next token**: each token puts most of its attention on its left or right neighbour, a
-  positional habit that no word's meaning asks for;
-- **[SEP]** and **[CLS]**: tokens pile their attention on a special token, which the authors read as a
-  "no-op": a place to put attention when the head's pattern does not apply to this token;
-- **broad**: attention spread over the whole input, measured by its entropy (their section 3.3): these heads
-  in the first layers make a bag-of-words summary of the sentence.
-
 For one input, each measure is an average over the attending tokens (the rows of a head's (S, S) map): the
 attention that row i gives to i-1, to i+1, to the [SEP] or [CLS] positions, and the entropy of row i. Over
 several inputs, the per-input averages are averaged. Every score is a number per head, so the heads most of
@@ -15,6 +7,14 @@ a kind are simply the largest scores.
 
 Legend: L layers, A heads, S sequence length.
 """
+
+# Clark et al. found that many of BERT-base's 144 heads follow a simple pattern (their sections 3 and 4):
+# - **previous / next token**: each token puts most of its attention on its left or right neighbour, a
+#   positional habit that no word's meaning asks for;
+# - **[SEP]** and **[CLS]**: tokens pile their attention on a special token, which the authors read as a
+#   "no-op": a place to put attention when the head's pattern does not apply to this token;
+# - **broad**: attention spread over the whole input, measured by its entropy (their section 3.3): these heads
+#   in the first layers make a bag-of-words summary of the sentence.
 
 import numpy as np
 

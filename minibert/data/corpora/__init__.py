@@ -5,13 +5,14 @@ per line, a blank line between documents), ready for the vocabulary trainer and 
 
 - `"pydocs"`: English prose from the docstrings of the Python running the build (`pydocs.py`);
 - `"synthetic"`: bilingual stories from a grammar, with the right-context probe and the fine-tuning
-  sets (`synthetic.py`);
-- a path to your own file. A file already in the format is checked (`check_corpus_file`) and used where
-  it is, not copied; `versions.json` in `out_dir` records its sha256. Plain prose, one paragraph per line
-  (your notes, or WikiText's `wiki.train.raw`), is converted with `split_sentences=True`: each paragraph
-  is split into sentences and written to `out_dir/corpus.txt`. A blank line ends a document, except in
-  WikiText, where each ` = Title = ` article is one document.
+  sets (`synthetic.py`); or a path to your own file, described below.
 """
+
+# A path to your own file: a file already in the format is checked (`check_corpus_file`) and used where
+# it is, not copied; `versions.json` in `out_dir` records its sha256. Plain prose, one paragraph per line
+# (your notes, or WikiText's `wiki.train.raw`), is converted with `split_sentences=True`: each paragraph
+# is split into sentences and written to `out_dir/corpus.txt`. A blank line ends a document, except in
+# WikiText, where each ` = Title = ` article is one document.
 
 from pathlib import Path
 

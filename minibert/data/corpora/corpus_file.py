@@ -4,11 +4,11 @@ The format (google-research/bert, README "Pre-training with BERT" and `create_pr
 one sentence per line, and a blank line between documents. Sentences are kept in order because
 next-sentence prediction takes B from the lines right after A; documents are kept apart because a
 NotNext B must come from a *different* document.
-
-Every corpus we build is written by `write_corpus`, which also writes `versions.json` beside it: how many
-documents, sentences and bytes it holds, its sha256, and the Python and package versions it was built
-with, so that a rebuilt corpus can be compared with the one a model was trained on.
 """
+
+# Every corpus we build is written by `write_corpus`, which also writes `versions.json` beside it: how many
+# documents, sentences and bytes it holds, its sha256, and the Python and package versions it was built
+# with, so that a rebuilt corpus can be compared with the one a model was trained on.
 
 import hashlib
 import json

@@ -1,26 +1,26 @@
 """Turning a docstring (reStructuredText, numpydoc, Google style, pydoc's plain text) into prose sentences.
 
 A pretraining corpus should be *prose*: BERT learns language from sentences, and a masked token inside
-`>>> np.add(1, 2)` or a table border teaches it nothing it will meet in text. So we drop, in this order:
-
-1. doctest blocks: a `>>>` line and everything after it up to the next blank line (the `...`
-   continuations and the printed output);
-2. section headings (`Parameters` over `----------`), and the whole body of sections that are not
-   prose: Examples, See Also, References;
-3. reST directives with their indented bodies (`.. code-block::`, `.. math::`, `.. plot::`), except the
-   admonitions whose bodies are prose (`.. note::`, `.. versionadded::`, ...);
-4. literal blocks: the indented block after a paragraph ending in `::`;
-5. tables: from a grid (`+----+`, `| a |`) or simple-table (`=====  =====`) line to the next blank line;
-6. signature lines such as `add(x1, x2, /, out=None)` and lines that are only a URL.
-
-What is left is grouped into paragraphs (runs of lines with the same indentation; a list item starts a
-new one), inline markup is unwrapped (``` ``x`` ```, `:func:`~a.b``, `*x*` become plain words), the
-paragraph is split into sentences, and a sentence is kept only if it reads as prose: it ends in
-`.`, `!`, `?` or `:`, has 3 to 64 words, is mostly letters rather than code symbols, and does not look
-like a line of Python (a comment, a decorator, `x = f(...)`, `for ...:`).
-Field lists keep their text: `:param x: The input.` and numpydoc's indented parameter descriptions
-become the sentence `The input.`; the `x : array_like` line above it has no period and falls away.
+`>>> np.add(1, 2)` or a table border teaches it nothing it will meet in text. So we drop, in the order listed below:
 """
+
+# 1. doctest blocks: a `>>>` line and everything after it up to the next blank line (the `...`
+#    continuations and the printed output);
+# 2. section headings (`Parameters` over `----------`), and the whole body of sections that are not
+#    prose: Examples, See Also, References;
+# 3. reST directives with their indented bodies (`.. code-block::`, `.. math::`, `.. plot::`), except the
+#    admonitions whose bodies are prose (`.. note::`, `.. versionadded::`, ...);
+# 4. literal blocks: the indented block after a paragraph ending in `::`;
+# 5. tables: from a grid (`+----+`, `| a |`) or simple-table (`=====  =====`) line to the next blank line;
+# 6. signature lines such as `add(x1, x2, /, out=None)` and lines that are only a URL.
+#
+# What is left is grouped into paragraphs (runs of lines with the same indentation; a list item starts a
+# new one), inline markup is unwrapped (``` ``x`` ```, `:func:`~a.b``, `*x*` become plain words), the
+# paragraph is split into sentences, and a sentence is kept only if it reads as prose: it ends in
+# `.`, `!`, `?` or `:`, has 3 to 64 words, is mostly letters rather than code symbols, and does not look
+# like a line of Python (a comment, a decorator, `x = f(...)`, `for ...:`).
+# Field lists keep their text: `:param x: The input.` and numpydoc's indented parameter descriptions
+# become the sentence `The input.`; the `x : array_like` line above it has no period and falls away.
 
 import regex
 
@@ -111,7 +111,7 @@ def _dedent(lines):
 
 
 def _prose_lines(lines):
-    """Steps 1-4 and 6 of the module docstring: the lines that may hold prose, blank lines kept."""
+    """Steps 1-4 and 6 listed at the top of this module: the lines that may hold prose, blank lines kept."""
     kept = []
     in_dropped_section = False
     i = 0
@@ -199,7 +199,7 @@ def is_prose(sentence):
 
 
 def docstring_sentences(docstring):
-    """The prose sentences of a docstring, in order, after all the cleaning in the module docstring."""
+    """The prose sentences of a docstring, in order, after all the cleaning listed at the top of this module."""
     if not docstring or not docstring.strip():
         return []
     lines = _drop_tables(_dedent_docstring(docstring))

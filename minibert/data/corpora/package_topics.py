@@ -6,14 +6,15 @@ each sentence is a plain fact: the library whose code holds it. The `pydocs` pre
 standard library and the packages of requirements.txt only, so none of these libraries is in it, and any
 sentence that still appears in a given pretraining corpus (docstrings copied from the standard library) is
 dropped. That makes the task a fair test of what pretraining on pydocs transfers to text it never saw.
-
-    terminal    rich: consoles, styles, tables, progress bars
-    http        urllib3 and requests: connections, sessions, retries, cookies
-    packaging   pip's own code, distlib, pkg_resources and packaging: installing and describing packages
-
-Sentences are grouped by document (a module or a class, as in pydocs), and whole documents go to train or
-dev, so that no dev sentence has its neighbours in the training set. The split is balanced by label.
 """
+
+# The labels:
+#     terminal    rich: consoles, styles, tables, progress bars
+#     http        urllib3 and requests: connections, sessions, retries, cookies
+#     packaging   pip's own code, distlib, pkg_resources and packaging: installing and describing packages
+#
+# Sentences are grouped by document (a module or a class, as in pydocs), and whole documents go to train or
+# dev, so that no dev sentence has its neighbours in the training set. The split is balanced by label.
 
 from pathlib import Path
 

@@ -6,19 +6,12 @@ Sources, read from the Python that runs the build (so no network is needed):
 - the docstrings of the packages minibert depends on: numpy (the richest: most of its reference manual
   lives in docstrings, many attached to C functions and ufuncs with `add_newdoc`), numba, regex, pytest
   (whose code lives in its private package `_pytest`) and hypothesis.
-
-Each docstring is cleaned into prose sentences by `docstring_text.docstring_sentences` (no code examples,
-doctests or tables). A document is a module (its docstring and those of its functions), a class that has
-documented methods, or a pydoc topic; documents are sorted by name and identical docstrings appear once.
-The text depends on the installed versions, so `versions.json` records them beside the corpus.
-
-Importing a module runs its code, so some are never imported (STDLIB_SKIPPED says why for each): those
-with visible side effects (`antigravity` opens a browser, `this` prints a poem, `readline` writes terminal
-codes), the IDLE and turtle GUI programs (`tkinter` itself only defines classes until a window is made,
-so its docstrings are read), test suites, `__main__` modules, and private (`_name`) submodules, whose
-public objects we reach through the public modules that re-export them. Imports run with printing and
-warnings silenced; a module that fails to import is listed in `versions.json` and skipped.
 """
+
+# Each docstring is cleaned into prose sentences by `docstring_text.docstring_sentences` (no code examples,
+# doctests or tables). A document is a module (its docstring and those of its functions), a class that has
+# documented methods, or a pydoc topic; documents are sorted by name and identical docstrings appear once.
+# The text depends on the installed versions, so `versions.json` records them beside the corpus.
 
 import contextlib
 import importlib
@@ -32,6 +25,13 @@ from pathlib import Path
 
 from minibert.data.corpora.corpus_file import package_versions, write_corpus
 from minibert.data.corpora.docstring_text import docstring_sentences
+
+# Importing a module runs its code, so some are never imported (STDLIB_SKIPPED says why for each): those
+# with visible side effects (`antigravity` opens a browser, `this` prints a poem, `readline` writes terminal
+# codes), the IDLE and turtle GUI programs (`tkinter` itself only defines classes until a window is made,
+# so its docstrings are read), test suites, `__main__` modules, and private (`_name`) submodules, whose
+# public objects we reach through the public modules that re-export them. Imports run with printing and
+# warnings silenced; a module that fails to import is listed in `versions.json` and skipped.
 
 # Top-level standard-library modules never imported, with the reason.
 STDLIB_SKIPPED = {

@@ -5,15 +5,15 @@ BERT's input format wants one sentence per line, because next-sentence predictio
 Google split Wikipedia with a proper sentence splitter; we have no model and no network, so this is a
 careful rule: a sentence ends at `.`, `!` or `?` (plus any closing quotes or brackets) when whitespace
 and a capital letter follow, unless the period belongs to an abbreviation or an initial.
-
-What it gets right, and why each rule is there:
-- `1.5`, `numpy.sum`, `os.path.join` never split: no whitespace follows the period.
-- `e.g. Python` and `i.e. The` never split: those abbreviations sit inside sentences.
-- `J. Smith` never splits: a single capital letter before the period is an initial.
-- `etc. The next` *does* split: "etc." usually ends its sentence when a capital follows.
-- `the end.) Next` splits after the bracket, so the bracket stays with its sentence.
-- Chinese `。！？` end a sentence with no whitespace after them.
 """
+
+# What it gets right, and why each rule is there:
+# - `1.5`, `numpy.sum`, `os.path.join` never split: no whitespace follows the period.
+# - `e.g. Python` and `i.e. The` never split: those abbreviations sit inside sentences.
+# - `J. Smith` never splits: a single capital letter before the period is an initial.
+# - `etc. The next` *does* split: "etc." usually ends its sentence when a capital follows.
+# - `the end.) Next` splits after the bracket, so the bracket stays with its sentence.
+# - Chinese `。！？` end a sentence with no whitespace after them.
 
 import regex
 

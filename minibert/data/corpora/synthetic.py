@@ -1,30 +1,30 @@
 """The `synthetic` corpus: bilingual (English, Chinese) stories from a small grammar, and what comes with it.
 
-`build_synthetic(out_dir, seed)` writes, deterministically for a given seed:
-
-- `corpus.txt`: the pretraining corpus in Google's format (one sentence per line, a blank line between
-  documents). Each document is one story (`synthetic_stories`) in one language. Chinese is written with a
-  single space between words, punctuation included: `小明 给 小红 买 了 一 本 书 。`. BERT's tokenizer splits
-  Chinese into characters either way, so the spaces change no token; they are the word boundaries that
-  whole-word masking needs for Chinese (google-research/bert #780). English is ordinary text. The stories
-  speak the tasks' language (opinions, questions, entities), but never a dev example: a story sentence
-  that is a sentiment or tagging dev sentence is left out of the corpus.
-- `probe.jsonl`: the right-context probe for `bench/probe.py`, one JSON object per line:
-  `{"text", "word", "char_start", "char_end", "choices", "language", "family"}`. Mask
-  `text[char_start:char_end]` (which equals `word`) and ask the model to pick among `choices`; chance is
-  1/len(choices). `text` is the sentence with the blank and the sentence before it, in corpus form. The
-  items come from held-out stories (their random streams are never used for corpus.txt), with the same
-  number of items for every word of every family.
-- the fine-tuning sets of `synthetic_tasks`: `sentiment_{train,dev}.tsv`, `qa_{train,dev}.json`,
-  `ner_{train,dev}.conll`;
-- `versions.json`: the seed, the sizes, and the sha256 of every file.
-
 Every story has its own random stream, `random.Random("minibert-synthetic/<seed>/<split>/<index>")`, so
 story 17 is the same whatever the number of stories, and the probe's stories ("probe" split) are never
 those of the corpus ("corpus" split).
 
 The fine-tuning sets are written first, because the corpus must leave out their dev sentences.
 """
+
+# `build_synthetic(out_dir, seed)` writes, deterministically for a given seed:
+#
+# - `corpus.txt`: the pretraining corpus in Google's format (one sentence per line, a blank line between
+#   documents). Each document is one story (`synthetic_stories`) in one language. Chinese is written with a
+#   single space between words, punctuation included: `小明 给 小红 买 了 一 本 书 。`. BERT's tokenizer splits
+#   Chinese into characters either way, so the spaces change no token; they are the word boundaries that
+#   whole-word masking needs for Chinese (google-research/bert #780). English is ordinary text. The stories
+#   speak the tasks' language (opinions, questions, entities), but never a dev example: a story sentence
+#   that is a sentiment or tagging dev sentence is left out of the corpus.
+# - `probe.jsonl`: the right-context probe for `bench/probe.py`, one JSON object per line:
+#   `{"text", "word", "char_start", "char_end", "choices", "language", "family"}`. Mask
+#   `text[char_start:char_end]` (which equals `word`) and ask the model to pick among `choices`; chance is
+#   1/len(choices). `text` is the sentence with the blank and the sentence before it, in corpus form. The
+#   items come from held-out stories (their random streams are never used for corpus.txt), with the same
+#   number of items for every word of every family.
+# - the fine-tuning sets of `synthetic_tasks`: `sentiment_{train,dev}.tsv`, `qa_{train,dev}.json`,
+#   `ner_{train,dev}.conll`;
+# - `versions.json`: the seed, the sizes, and the sha256 of every file.
 
 import hashlib
 import json

@@ -4,20 +4,20 @@ The point of this grammar is the example of the course's article (docs/backgroun
 words can only be predicted from their **right** context. A `RightContextFamily` is a set of blank words, each fixed by
 the noun that follows it (a measure word by its noun: 一 本 书, 一 杯 茶; a verb by its object: 喝 茶, 开 车; in English
 "a cup of tea", "drive the car"). Its sentences are built so that the left context carries no information about the
-blank:
-
-1. the template, the people and the numeral are drawn first, without looking at the blank;
-2. then the blank word is drawn uniformly from the family, and its noun uniformly from that word's nouns.
-
-So P(blank | everything to its left) is uniform over the family: a left-to-right (causal) model is at
-chance, 1/len(choices), while a bidirectional one reads the noun on the right and is exact.
-
-Words and rendering. A sentence is a list of `Word`s. Chinese is written with a single space between
-words, punctuation included (`小明 给 小红 买 了 一 本 书 。`): BERT's tokenizer splits CJK text into single
-characters either way, so the spaces change no token, but they tell whole-word masking where a Chinese
-word begins and ends (google-research/bert #780). English is ordinary text ("Tom gave Mary a cup of tea.").
-The fine-tuning sets use the natural form, with no spaces inside Chinese (`这部电影真好看`).
+blank, so a left-to-right model is at chance and a bidirectional one is exact (how, below).
 """
+
+# 1. the template, the people and the numeral are drawn first, without looking at the blank;
+# 2. then the blank word is drawn uniformly from the family, and its noun uniformly from that word's nouns.
+#
+# So P(blank | everything to its left) is uniform over the family: a left-to-right (causal) model is at
+# chance, 1/len(choices), while a bidirectional one reads the noun on the right and is exact.
+#
+# Words and rendering. A sentence is a list of `Word`s. Chinese is written with a single space between
+# words, punctuation included (`小明 给 小红 买 了 一 本 书 。`): BERT's tokenizer splits CJK text into single
+# characters either way, so the spaces change no token, but they tell whole-word masking where a Chinese
+# word begins and ends (google-research/bert #780). English is ordinary text ("Tom gave Mary a cup of tea.").
+# The fine-tuning sets use the natural form, with no spaces inside Chinese (`这部电影真好看`).
 
 from dataclasses import dataclass
 
@@ -184,7 +184,7 @@ def render(sentences, language, spaced=True):
 def right_context_sentence(rng, family, a, b, day):
     """A sentence of `family` about people a, b (Words) on `day` (Word), left context drawn before the blank.
 
-    The draws happen in the order the module docstring gives, so the blank is independent of its left.
+    The draws happen in the order given at the top of this module, so the blank is independent of its left.
     """
     template = rng.choice(family.templates)
     numeral = Word(rng.choice(NUMERALS_ZH))

@@ -5,13 +5,13 @@ BERT's fine-tuning works because the pretraining text already holds the language
 grammar: `opinion(rng, language)` draws them, the sentiment task writes them in natural form
 (`这部电影真好看`), and the stories of the corpus tell them in corpus form (`这 部 电影 真 好看`), from
 the same word lists below.
-
-Negation, double negation and contrast decide many labels (`这首歌不难听` is positive, `Although the song was
-awful, the movie was really great.` is positive), so no single word gives the label away.
-
-Chinese entries are written with a space between words (`这 家 餐厅 的 菜`, `太 咸`): these are the word
-boundaries of whole-word masking; the natural form drops them.
 """
+
+# Negation, double negation and contrast decide many labels (`这首歌不难听` is positive, `Although the song was
+# awful, the movie was really great.` is positive), so no single word gives the label away.
+#
+# Chinese entries are written with a space between words (`这 家 餐厅 的 菜`, `太 咸`): these are the word
+# boundaries of whole-word masking; the natural form drops them.
 
 from minibert.data.corpora.synthetic_grammar import Word, fill
 

@@ -6,22 +6,22 @@ closing line. This is what makes next-sentence prediction learnable: an IsNext B
 people and places as A, while a NotNext B (from another story) names other people, other places, often
 another language. The days run forward (星期一 before 星期三, Monday before Wednesday), so sentence-order
 prediction (ALBERT's SOP) is learnable too.
-
-Among a day's sentences are the right-context sentences of `SYNTHETIC_RIGHT_CONTEXT`; their nouns are drawn
-independently of the story, so no earlier sentence hints at the blank word either.
-
-The stories also speak the language of the fine-tuning tasks, as BERT's pretraining text must (a model
-cannot transfer what it never read):
-
-- on some days the pair talk, and their opinions are sentences of the sentiment grammar
-  (`synthetic_opinions`): negation, 虽然 ... 但是 contrast, ！;
-- the facts of a story (who lives where, works where, went where and when) are what QA passages are made
-  of, and near the end a visitor asks a cast member about them with the QA task's own questions
-  ("Where does Tom work?", `谁 是 他们 的 邻居 ？`), answered with the fact's words;
-- people, cities and organisations are the entities the tagging task labels.
-
-Each line may carry questions for the QA task: (question words, answer span in the line's words).
 """
+
+# Among a day's sentences are the right-context sentences of `SYNTHETIC_RIGHT_CONTEXT`; their nouns are drawn
+# independently of the story, so no earlier sentence hints at the blank word either.
+#
+# The stories also speak the language of the fine-tuning tasks, as BERT's pretraining text must (a model
+# cannot transfer what it never read):
+#
+# - on some days the pair talk, and their opinions are sentences of the sentiment grammar
+#   (`synthetic_opinions`): negation, 虽然 ... 但是 contrast, ！;
+# - the facts of a story (who lives where, works where, went where and when) are what QA passages are made
+#   of, and near the end a visitor asks a cast member about them with the QA task's own questions
+#   ("Where does Tom work?", `谁 是 他们 的 邻居 ？`), answered with the fact's words;
+# - people, cities and organisations are the entities the tagging task labels.
+#
+# Each line may carry questions for the QA task: (question words, answer span in the line's words).
 
 from dataclasses import dataclass, field
 

@@ -1,25 +1,25 @@
 """The fine-tuning sets of the `synthetic` corpus: sentiment, extractive QA and entity tagging.
 
-They are the fine-tuning examples of the course's article (docs/background.md) made into small datasets
-that need no network, written in the formats of the public benchmarks so the same readers serve both:
-
-- `sentiment_{train,dev}.tsv`: GLUE's SST-2 layout, a header `sentence<TAB>label`, then one sentence and
-  its label (`positive` or `negative`) per line: `这部电影真好看	positive`. Negation and contrast decide
-  many labels (`这部电影一点也不好看`, `Although the food was bland, the song was lovely.`), so no single
-  word gives the answer away.
-- `qa_{train,dev}.json`: SQuAD v1.1 JSON. Passages are short synthetic stories; each question has one
-  answer, a span of the passage, and `answer_start` is its character offset in `context`.
-- `ner_{train,dev}.conll`: CoNLL style, one `token TAG` per line, a blank line after each sentence, BIO
-  tags over PER, LOC and ORG. English tokens are words (punctuation separate); Chinese tokens are single
-  characters (小 B-PER, 明 I-PER), as in the usual Chinese NER sets (MSRA, People's Daily), since BERT
-  reads Chinese one character at a time.
-
-All text is in natural form: no spaces inside Chinese. Dev examples never repeat a training example, and
-the corpus never contains a dev sentence (see `synthetic.corpus_documents`).
-
 The sentiment sentences come from `synthetic_opinions`, the QA passages and the tagged sentences from
 `synthetic_stories`: the same grammar writes the corpus, so pretraining reads the tasks' language.
 """
+
+# They are the fine-tuning examples of the course's article (docs/background.md) made into small datasets
+# that need no network, written in the formats of the public benchmarks so the same readers serve both:
+#
+# - `sentiment_{train,dev}.tsv`: GLUE's SST-2 layout, a header `sentence<TAB>label`, then one sentence and
+#   its label (`positive` or `negative`) per line: `这部电影真好看	positive`. Negation and contrast decide
+#   many labels (`这部电影一点也不好看`, `Although the food was bland, the song was lovely.`), so no single
+#   word gives the answer away.
+# - `qa_{train,dev}.json`: SQuAD v1.1 JSON. Passages are short synthetic stories; each question has one
+#   answer, a span of the passage, and `answer_start` is its character offset in `context`.
+# - `ner_{train,dev}.conll`: CoNLL style, one `token TAG` per line, a blank line after each sentence, BIO
+#   tags over PER, LOC and ORG. English tokens are words (punctuation separate); Chinese tokens are single
+#   characters (小 B-PER, 明 I-PER), as in the usual Chinese NER sets (MSRA, People's Daily), since BERT
+#   reads Chinese one character at a time.
+#
+# All text is in natural form: no spaces inside Chinese. Dev examples never repeat a training example, and
+# the corpus never contains a dev sentence (see `synthetic.corpus_documents`).
 
 import json
 
