@@ -22,6 +22,7 @@ from numba import njit, prange
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 from kernels import A, B, H, S, best_ms  # noqa: E402  (bench/kernels.py: the same shapes and timer)
 
 from minibert.autograd import Tensor  # noqa: E402
@@ -102,8 +103,8 @@ if __name__ == "__main__":
     numba.set_num_threads(1)
     rng = np.random.default_rng(0)
     one, five, _ = os.getloadavg()
-    print(f"Numba: {numba.get_num_threads()} thread; load average {one:.2f} (1 min), {five:.2f} (5 min) "
-          f"on {os.cpu_count()} cores\n")
+    print(f"CPU: {describe_cpu()}; Numba: {numba.get_num_threads()} thread; load average {one:.2f} (1 min), "
+          f"{five:.2f} (5 min) on {os.cpu_count()} cores\n")
     print(f"{'what':<40}{'minibert':>16}{'ms':>9}{'instead':>18}{'ms':>9}")
     for case in (row_max_case, dropout_case, slice_backward_case, adam_case):
         name, ours, ours_fn, other, other_fn = case(rng)

@@ -9,7 +9,7 @@ import platform
 
 
 def describe_cpu():
-    """e.g. "AMD EPYC, AVX-512, 2 cores (Linux x86_64)"."""
+    """e.g. "AMD EPYC, AVX-512, 2 cores (Linux x86_64)": model, widest vector ISA, cores."""
     model, flags = platform.processor() or platform.machine(), set()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as file:
@@ -22,4 +22,4 @@ def describe_cpu():
     except OSError:
         pass  # not Linux: the model from platform, the ISA unknown
     isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "ISA unknown"
-    return f"CPU: {model}, {isa}, {os.cpu_count()} cores ({platform.system()} {platform.machine()})"
+    return f"{model}, {isa}, {os.cpu_count()} cores ({platform.system()} {platform.machine()})"

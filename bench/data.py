@@ -24,6 +24,8 @@ import warnings
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from minibert.data import PretrainingBatches, build_pretraining_data  # noqa: E402
 from minibert.data.corpora import build_corpus  # noqa: E402
 from minibert.data.shards import read_manifest  # noqa: E402
@@ -60,6 +62,7 @@ def build(corpus, scratch, **options):
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dupe-factor", type=int, default=10, help="passes for static masking (Google: 10)")
     parser.add_argument("--max-seq-length", type=int, default=128)

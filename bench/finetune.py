@@ -24,6 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from minibert.finetune import FineTuneConfig  # noqa: E402
 from minibert.finetune.loop import unknown_share  # noqa: E402
 from minibert.finetune.run import run_finetuning  # noqa: E402
@@ -53,6 +55,7 @@ def unknown_report(model_dir, task_name):
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", help="run folder or from_pretrained folder (default: a random tiny model)")
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, from sentiment,qa,ner")

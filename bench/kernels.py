@@ -36,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "lessons")]
 
 from blocked_matmul import blocked_matmul  # noqa: E402
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from minibert.kernels import add_norm, cross_entropy, dropout, gelu, layernorm, matmul, softmax  # noqa: E402
 from minibert.runtime.allocator import reuse_freed_memory  # noqa: E402
@@ -285,7 +286,7 @@ if __name__ == "__main__":
     # as training does: freed arrays' memory is kept for the next call, so no figure pays the page faults of
     # fresh memory (without this, GELU with its slope took 13 ms here instead of 3)
     reuse_freed_memory()
-    print(f"Numba: {numba.get_num_threads()} threads")
+    print(f"CPU: {describe_cpu()}; Numba: {numba.get_num_threads()} threads")
     print_blas_info()
     print_load("at start")
     print_kernel_table()

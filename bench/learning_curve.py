@@ -22,6 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from minibert.train.logs import read_log  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.pretrain import pretrain  # noqa: E402
@@ -29,6 +31,7 @@ from minibert.train.run_setup import train_fast  # noqa: E402
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0, help="wall-clock minutes (30)")
     parser.add_argument("--steps", type=int, default=None, help="optimizer steps instead of minutes")

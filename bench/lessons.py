@@ -15,11 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from cpu import describe_cpu  # bench/cpu.py
+
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LIMIT_S = 60.0
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     extra = ["--full"] if "--full" in sys.argv else []
     rows = []
     with tempfile.TemporaryDirectory() as output:

@@ -37,6 +37,8 @@ import warnings
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from minibert.data import build_pretraining_data  # noqa: E402
 from minibert.data.shards import read_manifest  # noqa: E402
 from minibert.tokenizer import BertTokenizer  # noqa: E402
@@ -162,6 +164,7 @@ def _megabytes(value, floor=None):
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--text-mb", type=float, default=100, help="size of the text to tokenize (100)")
     parser.add_argument("--copies", type=int, default=20, help="copies of pydocs in the corpus (20)")

@@ -25,6 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss  # noqa: E402
 
 
@@ -67,21 +69,6 @@ def use_training_setup(threads=None):
 
     print(train_fast())
     _TRAINING.enter_context(training_threads(threads))
-
-
-def describe_cpu():
-    """The CPU as figures must name it: model, widest vector ISA, cores (from /proc/cpuinfo on Linux)."""
-    import platform
-
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")),
-                 platform.machine())
-    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
-    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    return f"{model}, {isa}, {os.cpu_count()} cores"
 
 
 # Variables that pick the instruction set NumPy's OpenBLAS, Numba and PyTorch run on.

@@ -33,6 +33,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from bench.model import describe_threads, make_batch, use_training_setup  # noqa: E402
 from minibert.train import run_setup  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
@@ -127,6 +129,7 @@ def limit_torch_threads(threads):
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10, help="timed steps (10)")
     parser.add_argument("--quick", action="store_true", help="2 timed steps: check that the bench runs")

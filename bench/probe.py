@@ -27,6 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from minibert.train.loading import load_for_inference  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.pretrain import pretrain  # noqa: E402
@@ -36,6 +38,7 @@ from minibert.train.run_setup import train_fast  # noqa: E402
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     # 4,000 steps: at 2,000 the bidirectional model got 78% of the right-context words, at 4,000 100%
     # (causal 17.6%, chance 16.0%).

@@ -23,6 +23,8 @@ import warnings
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
 from minibert.tokenizer import BertTokenizer, train_wordpiece  # noqa: E402
 
 CORPORA = {"pydocs": os.path.join(ROOT, "data", "pydocs", "corpus.txt"),
@@ -114,6 +116,7 @@ def bench_corpus(name, lines, vocab_size, scratch, hf):
 
 
 def main():
+    print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-mb", type=float, default=4.0, help="use at most this much of each corpus (4)")

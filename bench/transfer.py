@@ -56,7 +56,7 @@ def main():
     train_fast()  # the fused ops, as the finetune command runs
     corpus = args.corpus or resolve_corpus("pydocs", Path("data", "pydocs"), log=lambda _: None)
     task_root = Path(args.task_dir or tempfile.mkdtemp(prefix="minibert-topics-"))
-    print(f"{describe_cpu()}\nmodel {args.model}; task: {', '.join(LABELS)}, {args.dev_per_label} dev sentences "
+    print(f"CPU: {describe_cpu()}\nmodel {args.model}; task: {', '.join(LABELS)}, {args.dev_per_label} dev sentences "
           f"per label (the same at every size); corpus kept out: {corpus}")
     for size in [int(size) for size in args.train_per_label.split(",")]:
         train, dev = build_package_topics(task_root / f"train{size}", size, args.dev_per_label, seed=0,

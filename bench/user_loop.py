@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from compare_torch import MinibertStep, load_average, timed_step  # noqa: E402  (bench/compare_torch.py)
-from model import describe_cpu, describe_threads, make_batch  # noqa: E402  (bench/model.py)
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+from model import describe_threads, make_batch  # noqa: E402  (bench/model.py)
 from pretrain_step import minibert_step  # noqa: E402  (bench/pretrain_step.py)
 
 import minibert  # noqa: E402
