@@ -62,8 +62,8 @@ class FineTuneConfig:
 
 
 def default_learning_rate(config):
-    """5e-5 (the paper's) from BERT-base's width up; 3e-4 below it; 1e-3 up to H 128 (see the module
-    docstring for the measurements)."""
+    """5e-5 (the paper's) from BERT-base's width up; 3e-4 below it; 1e-3 up to H 128 (see the comment
+    at the top of this module for the measurements)."""
     if config.hidden_size >= 768:
         return 5e-5
     return 1e-3 if config.hidden_size <= 128 else 3e-4

@@ -1,17 +1,16 @@
 """Adam, AdamW and BERT's AdamWeightDecay: three update rules, side by side.
 
 All three keep two running averages per entry (Kingma & Ba 2015, "Adam", Algorithm 1), m = β1·m + (1-β1)·g
-and v = β2·v + (1-β2)·g², and move each entry by about lr·m/√v, whatever the scale of its gradient. They
-differ in where weight decay enters and in bias correction (the table below; why, beside each class).
-Each update runs in place, slice by slice, with at most two reusable scratch arrays, so a step allocates no
-memory proportional to the model.
+and v = β2·v + (1-β2)·g², and move each entry by about lr·m/√v, whatever the scale of its gradient:
+
+    rule      weight decay                           step (t = number of steps taken, from 1)
+    Adam      g = grad + wd·p   (L2, enters m, v)    p -= lr·m̂/(√v̂ + eps),  m̂ = m/(1-β1^t), v̂ = v/(1-β2^t)
+    AdamW     p -= lr·wd·p      (decoupled)          p -= lr·m̂/(√v̂ + eps)
+    BertAdam  update = m/(√v + eps) + wd·p           p -= lr·update          (no bias correction)
 """
 
-#     rule      weight decay                           step (t = number of steps taken, from 1)
-#     Adam      g = grad + wd·p   (L2, enters m, v)    p -= lr·m̂/(√v̂ + eps),  m̂ = m/(1-β1^t), v̂ = v/(1-β2^t)
-#     AdamW     p -= lr·wd·p      (decoupled)          p -= lr·m̂/(√v̂ + eps)
-#     BertAdam  update = m/(√v + eps) + wd·p           p -= lr·update          (no bias correction)
-# Why they differ is said beside each class below.
+# Why they differ is said beside each class below. Each update runs in place, slice by slice, with at most
+# two reusable scratch arrays, so a step allocates no memory proportional to the model.
 
 import math
 import numbers
