@@ -6,8 +6,7 @@ estimate counts the arrays a step keeps alive at its peak, the start of `backwar
 Adam's m and v; every forward intermediate (the graph keeps them); the backward's working arrays.
 `tests/test_memory_bad_input.py` checks the total against the peak that `tracemalloc` measures.
 
-Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary,
-P masked positions per sequence.
+Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary, P masked.
 """
 
 # What the peak holds:

@@ -6,7 +6,6 @@ parameter's name). Here the rule builds PyTorch-style parameter groups, so that 
 rules can apply it:
 
     optimizer = AdamW(bert_param_groups(model.named_parameters()), lr=1e-4, **BERT_DEFAULTS)
-
 or, the same thing: `optimizer = bert_optimizer(model.named_parameters(), lr=1e-4, rule="adamw")`.
 """
 

@@ -6,7 +6,6 @@ vocabulary at each [MASK].
 
     predictions = fill_mask(model, tokenizer, "the cat sat on the [MASK].")
     predictions[0]  # [("mat", 0.21), ("floor", 0.09), ...], one list per [MASK]
-
 Legend: S sequence length, P masked positions, V vocabulary, k candidates kept.
 """
 
