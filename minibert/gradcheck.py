@@ -4,14 +4,16 @@ For each input x that requires grad, and each entry x[i], the central difference
 
     (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
 
-approximates df/dx[i] with an error of order eps² (Taylor: the eps¹ terms cancel). With eps = 1e-6 that is
-about 1e-12, far below what a wrong backward gets wrong, but only in float64: in float32, f itself is
-rounded at about 1e-7 relative, and dividing that rounding by 2e-6 swamps the gradient. Hence the float64
-rule, and PyTorch's defaults (eps=1e-6, atol=1e-5, rtol=1e-3).
-
-A function with a non-scalar output is checked through a fixed random projection: sum(f(x) * R). If the
-backward were wrong for any output entry, the projected gradient would almost surely be wrong too.
+approximates df/dx[i] with an error of order eps² (Taylor: the eps¹ terms cancel), but only in float64
+(PyTorch's defaults: eps=1e-6, atol=1e-5, rtol=1e-3). A function with a non-scalar output is checked
+through a fixed random projection: sum(f(x) * R).
 """
+
+# Why float64: with eps = 1e-6 the error is about 1e-12, far below what a wrong backward gets wrong, but in
+# float32 f itself is rounded at about 1e-7 relative, and dividing that rounding by 2e-6 swamps the gradient.
+# Hence the float64 rule, and PyTorch's defaults.
+# Why a random projection is enough: if the backward were wrong for any output entry, the projected gradient
+# would almost surely be wrong too.
 
 import numpy as np
 

@@ -4,12 +4,12 @@ A `Tensor` wraps a NumPy array. Every differentiable op is a `Function`: its `fo
 array and saves what its `backward` will need; its `backward` turns the gradient of the loss with respect to
 the output into one gradient per input (the chain rule, one op at a time). Calling `loss.backward()` visits
 the recorded ops from the loss back to the leaves, in reverse topological order, and adds each gradient into
-the leaves' `.grad`.
-
-This is micrograd's idea (a node keeps its inputs, a local rule gives their gradients, a topological walk
-applies the rules) with arrays instead of scalars. The ops themselves live in `ops_math.py` and
-`ops_shape.py`; the neural-network ops (softmax, GELU, LayerNorm, ...) in `minibert/functional.py`.
+the leaves' `.grad`. This is micrograd's idea with arrays instead of scalars.
 """
+
+# micrograd's idea: a node keeps its inputs, a local rule gives their gradients, a topological walk applies
+# the rules. The ops themselves live in `ops_math.py` and `ops_shape.py`; the neural-network ops (softmax,
+# GELU, LayerNorm, ...) in `minibert/functional.py`.
 
 import contextlib
 

@@ -1,22 +1,26 @@
 """Fine-tuning: a pretrained BERT plus one new layer, trained end to end on a labelled task (paper §4).
 
-Read in this order:
-heads.py               the three heads: [CLS] classification, answer spans, token tags
-readers.py             GLUE TSV, SQuAD v1.1 JSON and CoNLL files, with errors that name file and line
-                       (json_location.py finds a line inside a JSON file)
-batching.py            encoded examples padded into batches with Google's feature names
-classification.py      the classification task: sentence (pair) -> label
-squad_features.py      questions and passages as windows, with character offsets and max context
-span_decoding.py       start and end scores -> the answer text
-question_answering.py  the question-answering task
-tagging.py             the tagging task: a label at each word's first piece
-metrics.py             accuracy, F1, Matthews; SQuAD EM and F1; entity precision, recall and F1
-tasks.py               the task names of the command line and their data
-loop.py                the fine-tuning loop
-model_files.py         reading the starting weights from a run folder or a HuggingFace folder
-saved_model.py         the fine-tuned model's folder
-predict.py             running a fine-tuned model on new text
+Start with heads.py (the three heads), then readers.py and batching.py (files in, batches out), the three
+task modules (classification.py, question_answering.py, tagging.py), loop.py (the loop) and predict.py
+(running the result); the comment below lists every module in reading order.
 """
+
+# Read in this order:
+# heads.py               the three heads: [CLS] classification, answer spans, token tags
+# readers.py             GLUE TSV, SQuAD v1.1 JSON and CoNLL files, with errors that name file and line
+#                        (json_location.py finds a line inside a JSON file)
+# batching.py            encoded examples padded into batches with Google's feature names
+# classification.py      the classification task: sentence (pair) -> label
+# squad_features.py      questions and passages as windows, with character offsets and max context
+# span_decoding.py       start and end scores -> the answer text
+# question_answering.py  the question-answering task
+# tagging.py             the tagging task: a label at each word's first piece
+# metrics.py             accuracy, F1, Matthews; SQuAD EM and F1; entity precision, recall and F1
+# tasks.py               the task names of the command line and their data
+# loop.py                the fine-tuning loop
+# model_files.py         reading the starting weights from a run folder or a HuggingFace folder
+# saved_model.py         the fine-tuned model's folder
+# predict.py             running a fine-tuned model on new text
 
 from minibert.finetune.heads import (
     IGNORE_INDEX,

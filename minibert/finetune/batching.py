@@ -4,12 +4,12 @@
     input_mask   (B, S) int64  1 on real tokens, 0 on padding
     segment_ids  (B, S) int64  0 for the first segment, 1 for the second, 0 on padding
 
-plus each task's targets (`label_ids`, `start_positions`, ...). A batch is padded to its own longest
-sequence, not to max_seq_length: short sentences then cost what they are, about 4x less for the
-synthetic sentiment set at max_seq_length=128.
-
+plus each task's targets (`label_ids`, `start_positions`, ...).
 Legend: B batch, S the longest sequence of the batch.
 """
+
+# A batch is padded to its own longest sequence, not to max_seq_length: short sentences then cost what
+# they are, about 4x less for the synthetic sentiment set at max_seq_length=128.
 
 import numpy as np
 

@@ -6,10 +6,10 @@
 The pooled [CLS] vector feeds `BertForSequenceClassification`. Labels are numbered in sorted order of the
 training set's label names (SST-2: negative 0, positive 1, so F1 is that of `positive`). A regression
 (STS-B) has one output, a number, instead of labels.
-
-Every task module has the same parts, which `loop.py` and `predict.py` call: `read`, `fit_labels`,
-`encode`, `batch`, `loss`, `evaluate`, `main_metric`, and a `state` to save with the model.
 """
+
+# Every task module has the same parts, which `loop.py` and `predict.py` call: `read`, `fit_labels`,
+# `encode`, `batch`, `loss`, `evaluate`, `main_metric`, and a `state` to save with the model.
 
 import numpy as np
 

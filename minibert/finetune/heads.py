@@ -5,14 +5,15 @@
     BertForTokenClassification     every token -> Dropout -> Linear(H, C)     named entities
 
 "Fine-tuning" means that every weight learns, the encoder's too; only the head starts from nothing.
-`from_pretrained` therefore loads the encoder from a pretrained model and draws the head fresh with BERT's
-initialiser (normal, std 0.02), unless the folder already holds this head (a fine-tuned model, e.g. for
-`predict`). Attribute names are HuggingFace's (`classifier`, `qa_outputs`), so a model fine-tuned here
-loads in transformers' class of the same name, and the other way round. The label names travel in the
-config as HuggingFace keeps them: `id2label` and `label2id`.
-
+Attribute names are HuggingFace's (`classifier`, `qa_outputs`), so the models load both ways.
 Legend: B batch, S sequence length, H hidden size, C labels.
 """
+
+# `from_pretrained` loads the encoder from a pretrained model and draws the head fresh with BERT's
+# initialiser (normal, std 0.02), unless the folder already holds this head (a fine-tuned model, e.g. for
+# `predict`). With HuggingFace's attribute names, a model fine-tuned here loads in transformers' class of
+# the same name, and the other way round. The label names travel in the config as HuggingFace keeps them:
+# `id2label` and `label2id`.
 
 import numpy as np
 

@@ -1,20 +1,23 @@
 """The fine-tuning loop: every weight of BERT and its new head trained on a labelled task for a few epochs.
 
-The recipe is the paper's (§4 and appendix A.3), Google's run_classifier.py / run_squad.py:
-- AdamW with BERT's settings (β 0.9/0.999, eps 1e-6, weight decay 0.01 except LayerNorm and biases);
-- learning rate: the paper picks from 5e-5, 3e-5, 2e-5 for BERT-base. Small models on small sets want
-  more (`default_learning_rate`): for `tiny` (H 64) on the synthetic tasks 1e-3 was measured best (NER
-  entity F1 after 3 epochs: 0.01 at 1e-4, 0.79 at 1e-3; sentiment leaves chance only at >= 3e-4);
-  for models up to H 512 (`mini`: 256) 3e-4, the top of the range Turc et al. (2019, "Well-Read
-  Students Learn Better") searched for BERT-Mini and -Small;
-- batch 32, 3 epochs, linear warmup over the first 10% of the steps, then linear decay to 0;
-- gradients clipped to global norm 1.0;
-- the dev set is evaluated after every epoch, and the best epoch's model is the one kept (saved to
-  `out_dir` if given), as one picks the best of several runs in the paper.
-
-A task object (`classification.py`, `question_answering.py`, `tagging.py`) supplies what differs between
-tasks: how examples become features and batches, the loss, and the dev metrics.
+The recipe is the paper's (§4 and appendix A.3), Google's run_classifier.py / run_squad.py: AdamW with
+BERT's settings, batch 32, 3 epochs, 10% linear warmup then linear decay to 0, gradients clipped to global
+norm 1.0, and the best epoch on the dev set kept. A task object (`classification.py`,
+`question_answering.py`, `tagging.py`) supplies what differs between tasks: how examples become features
+and batches, the loss, and the dev metrics.
 """
+
+# The recipe in detail:
+# - AdamW with BERT's settings (β 0.9/0.999, eps 1e-6, weight decay 0.01 except LayerNorm and biases);
+# - learning rate: the paper picks from 5e-5, 3e-5, 2e-5 for BERT-base. Small models on small sets want
+#   more (`default_learning_rate`): for `tiny` (H 64) on the synthetic tasks 1e-3 was measured best (NER
+#   entity F1 after 3 epochs: 0.01 at 1e-4, 0.79 at 1e-3; sentiment leaves chance only at >= 3e-4);
+#   for models up to H 512 (`mini`: 256) 3e-4, the top of the range Turc et al. (2019, "Well-Read
+#   Students Learn Better") searched for BERT-Mini and -Small;
+# - batch 32, 3 epochs, linear warmup over the first 10% of the steps, then linear decay to 0;
+# - gradients clipped to global norm 1.0;
+# - the dev set is evaluated after every epoch, and the best epoch's model is the one kept (saved to
+#   `out_dir` if given), as one picks the best of several runs in the paper.
 
 import math
 import time
@@ -59,8 +62,8 @@ class FineTuneConfig:
 
 
 def default_learning_rate(config):
-    """5e-5 (the paper's) from BERT-base's width up; 3e-4 below it; 1e-3 up to H 128 (see the module
-    docstring for the measurements)."""
+    """5e-5 (the paper's) from BERT-base's width up; 3e-4 below it; 1e-3 up to H 128 (see the comment
+    at the top of this module for the measurements)."""
     if config.hidden_size >= 768:
         return 5e-5
     return 1e-3 if config.hidden_size <= 128 else 3e-4

@@ -1,24 +1,29 @@
 """The numbers a paper reports for each task: classification, SQuAD answers, entity tagging.
 
-Classification (GLUE's choices):
-    accuracy      share of examples labelled right (SST-2, MNLI, ...)
-    f1            F1 of the positive class, label 1 (MRPC, QQP); the mean F1 over labels (macro) when
-                  there are more than two
-    matthews      Matthews correlation, from -1 to 1, 0 for guessing (CoLA): unlike accuracy it is not
-                  fooled by a model that always says the majority label
-    pearson, mse  for a regression head (STS-B)
-
-SQuAD v1.1 (the official `evaluate-v1.1.py`): both answers are normalised (lowercase, ASCII punctuation
-dropped, the articles a/an/the dropped, whitespace collapsed); exact match is 1 when they are then equal,
-F1 is the overlap of their words; each question takes the best score over its gold answers; the totals
-are percentages. One addition: a CJK character counts as a word of its own, as Chinese evaluations
-(CMRC 2018, MLQA) count it, because Chinese has no spaces and the official split would make F1 equal
-exact match. Text with no CJK characters scores exactly as in the official script.
-
-Entities (seqeval's default mode, the same as CoNLL's `conlleval`): BIO tags become entities (type,
-first token, last token); an entity counts only when its type and both ends are right. Precision =
-right / predicted, recall = right / gold, F1 their harmonic mean, counted over the whole set (micro).
+Classification follows GLUE's choices (accuracy, F1, Matthews, Pearson and MSE); SQuAD follows the official
+`evaluate-v1.1.py` (exact match and word F1 after normalising, in percent), counting a CJK character as a
+word; entities follow seqeval's default mode, the same as CoNLL's `conlleval` (micro precision, recall, F1
+over whole entities). The comment below says what each number means.
 """
+
+# Classification (GLUE's choices):
+#     accuracy      share of examples labelled right (SST-2, MNLI, ...)
+#     f1            F1 of the positive class, label 1 (MRPC, QQP); the mean F1 over labels (macro) when
+#                   there are more than two
+#     matthews      Matthews correlation, from -1 to 1, 0 for guessing (CoLA): unlike accuracy it is not
+#                   fooled by a model that always says the majority label
+#     pearson, mse  for a regression head (STS-B)
+#
+# SQuAD v1.1 (the official `evaluate-v1.1.py`): both answers are normalised (lowercase, ASCII punctuation
+# dropped, the articles a/an/the dropped, whitespace collapsed); exact match is 1 when they are then equal,
+# F1 is the overlap of their words; each question takes the best score over its gold answers; the totals
+# are percentages. One addition: a CJK character counts as a word of its own, as Chinese evaluations
+# (CMRC 2018, MLQA) count it, because Chinese has no spaces and the official split would make F1 equal
+# exact match. Text with no CJK characters scores exactly as in the official script.
+#
+# Entities (seqeval's default mode, the same as CoNLL's `conlleval`): BIO tags become entities (type,
+# first token, last token); an entity counts only when its type and both ends are right. Precision =
+# right / predicted, recall = right / gold, F1 their harmonic mean, counted over the whole set (micro).
 
 import re
 import string

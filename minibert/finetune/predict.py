@@ -6,8 +6,7 @@
     tag(task, model, "小明住在北京。")                -> (words, tags, [("小明", "PER", 0, 2), ...])
     evaluate_file(task, model, "data/synthetic/ner_dev.conll")  -> the dev metrics of that file
 
-The texts go through the same encoding as the training examples (the task objects), so what the model
-sees here is what it saw when it was fine-tuned.
+Texts are encoded as the training examples were (the task objects): the model sees what it was tuned on.
 """
 
 from minibert.errors import ConfigError

@@ -6,10 +6,10 @@
 Each question becomes one or more windows (`squad_features.py`); `BertForQuestionAnswering` scores every
 token as a start and as an end; `span_decoding.py` turns the scores of all windows into the answer text;
 `metrics.squad_metrics` scores it against the gold answers (EM and F1, in percent).
-
-Defaults are run_squad.py's: max_seq_length 384, doc_stride 128, max_query_length 64, n_best_size 20,
-max_answer_length 30 (max_seq_length is lowered to the model's max_position_embeddings when larger).
 """
+
+# Defaults are run_squad.py's: max_seq_length 384, doc_stride 128, max_query_length 64, n_best_size 20,
+# max_answer_length 30 (max_seq_length is lowered to the model's max_position_embeddings when larger).
 
 import numpy as np
 

@@ -3,17 +3,18 @@
 Every example remembers where it came from (`source`: `file:line`, or `file:line:column (json path)`), so
 that a problem found later, in the reader or when the example is encoded, can send the user to the very
 line. A file that cannot be read as its format says stops with a `DataError` naming file and line; nothing
-is skipped silently.
-
-    GLUE TSV    a header, then tab-separated fields. The text columns are found by name: `sentence`
-                (SST-2, CoLA with a header), `sentence1 sentence2` (RTE, STS-B), `question sentence`
-                (QNLI), `question1 question2` (QQP), `#1 String #2 String` (MRPC), `premise hypothesis`;
-                the label column is `label`, `Quality`, `gold_label` or `score`.
-    SQuAD       {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question", "answers":
-                [{"text", "answer_start"}]}]}]}]}; `answer_start` is a character offset into `context`.
-    CoNLL       one `token ... TAG` per line (first and last field), a blank line after each sentence,
-                `-DOCSTART-` lines skipped; BIO tags (O, B-TYPE, I-TYPE).
+is skipped silently. The formats are described in the comment below.
 """
+
+# The formats:
+#     GLUE TSV    a header, then tab-separated fields. The text columns are found by name: `sentence`
+#                 (SST-2, CoLA with a header), `sentence1 sentence2` (RTE, STS-B), `question sentence`
+#                 (QNLI), `question1 question2` (QQP), `#1 String #2 String` (MRPC), `premise hypothesis`;
+#                 the label column is `label`, `Quality`, `gold_label` or `score`.
+#     SQuAD       {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question", "answers":
+#                 [{"text", "answer_start"}]}]}]}]}; `answer_start` is a character offset into `context`.
+#     CoNLL       one `token ... TAG` per line (first and last field), a blank line after each sentence,
+#                 `-DOCSTART-` lines skipped; BIO tags (O, B-TYPE, I-TYPE).
 
 import json
 import math

@@ -1,16 +1,21 @@
 """A fine-tuned model's folder: what `finetune --out DIR` writes and `predict --model DIR` reads.
 
-    DIR/config.json            the model config, with the label names (HF's id2label, label2id)
-    DIR/model.safetensors      encoder and head, under HuggingFace's names
-    DIR/vocab.txt              the tokenizer's vocabulary, and tokenizer_config.json its settings
-    DIR/finetune.json          the task, its settings (max_seq_length, ...), the training settings, the
-                               dev metrics of every epoch, and the sha256 of vocab.txt (checked on loading:
-                               a reordered vocabulary would give wrong answers without an error)
-    DIR/log.jsonl              one line per progress report and per evaluation
-
-The first three make DIR a HuggingFace folder: `BertForSequenceClassification.from_pretrained(DIR)` works
-in transformers as it does here.
+    DIR/config.json, DIR/model.safetensors, DIR/vocab.txt (+ tokenizer_config.json): a HuggingFace folder,
+        so `BertForSequenceClassification.from_pretrained(DIR)` works in transformers as it does here
+    DIR/finetune.json   the task, its settings, the training settings, the dev metrics of every epoch,
+                        and the sha256 of vocab.txt (checked on loading)
+    DIR/log.jsonl       one line per progress report and per evaluation
 """
+
+# In detail:
+#     DIR/config.json            the model config, with the label names (HF's id2label, label2id)
+#     DIR/model.safetensors      encoder and head, under HuggingFace's names
+#     DIR/vocab.txt              the tokenizer's vocabulary, and tokenizer_config.json its settings
+#     DIR/finetune.json          the task, its settings (max_seq_length, ...), the training settings, the
+#                                dev metrics of every epoch, and the sha256 of vocab.txt (checked on loading:
+#                                a reordered vocabulary would give wrong answers without an error)
+#     DIR/log.jsonl              one line per progress report and per evaluation
+# The first three make DIR a HuggingFace folder.
 
 import json
 from pathlib import Path

@@ -1,21 +1,20 @@
 """From start and end scores to an answer: Google's run_squad.py `write_predictions`, step by step.
 
 The model gives every token a start logit and an end logit. The answer is the span (start, end) with the
-highest start_logit + end_logit among the spans that make sense:
-
-1. only the `n_best_size` (20) best starts and the 20 best ends are paired, 400 pairs at most instead
-   of S²;
-2. both ends lie inside the passage (not in the question, [CLS] or [SEP]);
-3. start <= end, and the span has at most `max_answer_length` (30) tokens;
-4. the start token is in its max-context window (`squad_features.py`), so that a token seen in two
-   windows is judged where the model saw the most around it.
-
+highest start_logit + end_logit among the spans that make sense (the four rules are in the comment below).
 The surviving spans of all windows of a question are ranked together; the same answer text found in two
 windows counts once, with its better score; the text is cut from the original passage through the
 tokens' character offsets.
-
 Legend: S sequence length (of one window).
 """
+
+# The spans that make sense:
+# 1. only the `n_best_size` (20) best starts and the 20 best ends are paired, 400 pairs at most instead
+#    of S²;
+# 2. both ends lie inside the passage (not in the question, [CLS] or [SEP]);
+# 3. start <= end, and the span has at most `max_answer_length` (30) tokens;
+# 4. the start token is in its max-context window (`squad_features.py`), so that a token seen in two
+#    windows is judged where the model saw the most around it.
 
 from dataclasses import dataclass
 

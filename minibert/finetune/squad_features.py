@@ -1,24 +1,24 @@
 """SQuAD questions as BERT inputs: `[CLS] question [SEP] passage window [SEP]`, as Google's run_squad.py.
 
-Three ideas, in the order they are used:
-
-1. **Offsets.** Every WordPiece of the passage remembers the characters of the original text it came from
-   (`wordpieces_with_offsets`), so that an answer found as token positions is cut from the passage as the
-   user wrote it (`Übermensch`, not `ubermensch`), and a gold answer given as a character offset becomes
-   token positions. An answer is cut as whole words: run_squad.py maps each token to its original word
-   (`tok_to_orig_index`) and answers with those words' text, so a span starting at `##d` of `word` still
-   answers `word`. Our words are the basic tokenizer's (punctuation apart), the text Google's
-   `get_final_text` recovers from its whitespace words; character offsets make that re-alignment unnecessary.
-2. **Windows.** A passage longer than the room left by the question is read in overlapping windows:
-   the window starts move by `doc_stride` tokens (run_squad.py's `doc_spans`), at least 1, or the loop
-   would never end.
+Three ideas, in the order they are used (each explained in the comment below):
+1. **Offsets.** Every WordPiece of the passage remembers the characters of the original text it came from.
+2. **Windows.** A passage longer than the room left by the question is read in overlapping windows.
 3. **Max context.** A token inside several windows is scored, as an answer start, only in the window
-   where it has the most context on both sides: score = min(tokens left, tokens right) + 0.01·window
-   length (`_check_is_max_context`). Near a window's edge the model sees half a sentence.
-
+   where it has the most context on both sides.
 For training, the answer's first and last tokens become `start_position` and `end_position`; a window
 that does not hold the whole answer points both at [CLS] (position 0), as run_squad.py does for v1.1.
 """
+
+# 1. Offsets (`wordpieces_with_offsets`): an answer found as token positions is cut from the passage as the
+#    user wrote it (`Übermensch`, not `ubermensch`), and a gold answer given as a character offset becomes
+#    token positions. An answer is cut as whole words: run_squad.py maps each token to its original word
+#    (`tok_to_orig_index`) and answers with those words' text, so a span starting at `##d` of `word` still
+#    answers `word`. Our words are the basic tokenizer's (punctuation apart), the text Google's
+#    `get_final_text` recovers from its whitespace words; character offsets make that re-alignment unnecessary.
+# 2. Windows: the window starts move by `doc_stride` tokens (run_squad.py's `doc_spans`), at least 1, or the
+#    loop would never end.
+# 3. Max context: score = min(tokens left, tokens right) + 0.01·window length (`_check_is_max_context`).
+#    Near a window's edge the model sees half a sentence.
 
 import unicodedata
 from dataclasses import dataclass

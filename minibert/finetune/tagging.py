@@ -5,11 +5,13 @@
     tags     B-PER    I-PER     O      O   B-ORG    I-ORG
     labels   B-PER    I-PER     O      O   B-ORG    I-ORG      (##ing, [CLS], [SEP]: IGNORE_INDEX)
 
-Chinese sets tag single characters (小 B-PER, 明 I-PER), which BERT reads one at a time anyway. The
-predicted tag of a word is the label with the highest score at its first piece; entity precision, recall
-and F1 are then counted over whole entities (`metrics.entity_scores`). Words beyond max_seq_length do not
-fit and are predicted O (they still count as gold entities), and a warning says how many there were.
+The predicted tag of a word is the label with the highest score at its first piece; entity precision,
+recall and F1 are then counted over whole entities (`metrics.entity_scores`).
 """
+
+# Chinese sets tag single characters (小 B-PER, 明 I-PER), which BERT reads one at a time anyway. Words
+# beyond max_seq_length do not fit and are predicted O (they still count as gold entities), and a warning
+# says how many there were.
 
 from minibert.data.problems import warn
 from minibert.finetune.batching import encoder_inputs, pad, run_encoder_batches

@@ -6,9 +6,11 @@ Three kinds of task, each a module with the same parts (see `classification.py`)
     question_answering   QuestionAnsweringTask   qa (synthetic), squad (your SQuAD v1.1 JSON)
     tagging              TaggingTask             ner (synthetic), conll (your CoNLL file)
 
-The synthetic tasks read `data/synthetic/{sentiment,qa,ner}_{train,dev}.*`; when those files are missing
-(minibert installed without its repository) they are written there first, from the same seed.
+The synthetic tasks read `data/synthetic/{sentiment,qa,ner}_{train,dev}.*`, written there first when missing.
 """
+
+# When the synthetic files are missing (minibert installed without its repository) they are written
+# there first, from the same seed.
 
 from pathlib import Path
 

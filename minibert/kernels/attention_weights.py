@@ -2,14 +2,14 @@
 
 In BERT's attention (Google modeling.py `attention_layer`) the scores q·kᵀ are scaled by 1/√D, masked,
 turned into weights by a softmax over the keys, and the weights go through dropout before they average the
-values. This does all of it in one pass over each row:
-
-    probs = softmax(scores * scale + mask)        dropped = probs * (1/keep where kept, else 0)
-    backward:  grad_probs = grad_dropped * (1/keep where kept, else 0)
-               grad_scores = scale * probs * (grad_probs - sum(grad_probs * probs))
+values. This does all of it in one pass over each row (the formulas are in the comment below).
 
 Shapes: scores, probs, dropped (..., C), e.g. (B, A, S, S); mask broadcastable to them, e.g. (B, 1, 1, S).
 """
+
+#     probs = softmax(scores * scale + mask)        dropped = probs * (1/keep where kept, else 0)
+#     backward:  grad_probs = grad_dropped * (1/keep where kept, else 0)
+#                grad_scores = scale * probs * (grad_probs - sum(grad_probs * probs))
 
 import numpy as np
 from numba import njit, prange

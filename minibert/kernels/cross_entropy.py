@@ -3,12 +3,14 @@
     nll_i = -log softmax(logits_i)[t_i] = logsumexp(logits_i) - logits_i[t_i]
 
 Working from logits (never from probabilities) keeps it stable: logsumexp subtracts the row max first, so
-logits of +-1e4 give finite losses. Weights and ignored positions are the caller's business: it passes
-grad_nll = weight / sum(weights) (0 for ignored rows) to the backward, and only valid targets.
+logits of +-1e4 give finite losses. Weights and ignored positions are the caller's business.
 
 Shapes: logits (N, C), targets (N,), nll and logsumexp (N,).
 Legend: N rows (e.g. B*P masked positions), C classes (e.g. V the vocabulary).
 """
+
+# The caller passes grad_nll = weight / sum(weights) (0 for ignored rows) to the backward, and only valid
+# targets.
 
 import math
 

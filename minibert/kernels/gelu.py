@@ -1,15 +1,17 @@
 """GELU, the activation of BERT's feed-forward layers (Hendrycks & Gimpel 2016): gelu(x) = x * Phi(x).
 
-Phi is the standard normal CDF, so a unit passes its input scaled by how likely a normal draw is to be
-below it. Two forms, the values of `approximate` (`GELU_APPROXIMATIONS`, checked here for every layer above):
+Phi is the standard normal CDF. Two forms, the values of `approximate` (`GELU_APPROXIMATIONS`):
 - "none", the exact one: Phi(x) = 0.5 * (1 + erf(x / sqrt 2)). The paper's, the first Google release's and
   HuggingFace's `hidden_act="gelu"`.
 - "tanh", the approximation Google's code later switched to (`gelu_new`):
   Phi(x) ~ 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
-x^3 is written x * x * x: NumPy's float32 power is a slow general pow, the products are cheap.
 
 Shapes: elementwise, any shape; the kernels see x flattened to (n,).
 """
+
+# Phi scales a unit's input by how likely a normal draw is to be below it. `GELU_APPROXIMATIONS` is checked
+# here for every layer above.
+# x^3 is written x * x * x: NumPy's float32 power is a slow general pow, the products are cheap.
 
 import math
 

@@ -3,12 +3,13 @@
     mean = mean(x),  var = mean((x - mean)^2)  (biased, as BERT and PyTorch),  rstd = 1 / sqrt(var + eps)
     y = (x - mean) * rstd * weight + bias
 
-The forward returns mean and rstd as well, so the backward need not recompute them (llm.c's
-`layernorm_forward` / `layernorm_backward` pair works the same way).
+The forward returns mean and rstd as well, so the backward need not recompute them.
 
 Shapes: x, y (..., H); weight, bias (H,); mean, rstd (...). The kernels see x as rows (R, H).
 Legend: H hidden size (the normalised axis), R rows = product of the leading axes.
 """
+
+# llm.c's `layernorm_forward` / `layernorm_backward` pair works the same way (mean and rstd saved).
 
 import math
 

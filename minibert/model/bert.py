@@ -1,17 +1,19 @@
 """BERT's encoder (Devlin et al. 2018): embeddings, post-LN transformer layers, and the pooler.
 
-Reading order, the order data flows:
-1. `BertEmbeddings`: token + segment + position embeddings, then LayerNorm and dropout (paper §3, Figure 2).
-2. `EncoderLayer`, L times: self-attention, then the feed-forward network, each followed by
-   x = LayerNorm(x + Dropout(Dense(sublayer(x)))), "post-LN" (Google modeling.py `transformer_model`).
-3. `Pooler`: tanh(Dense(h_[CLS])), the sentence-level vector the NSP and classification heads read.
+Reading order, the order data flows: `BertEmbeddings` (token + segment + position, paper §3, Figure 2),
+`EncoderLayer` L times (post-LN, Google modeling.py `transformer_model`), `Pooler` (the [CLS] vector);
 `BertModel` strings them together; `pretraining.py` adds the MLM and NSP heads on top.
-
 Attribute names are HuggingFace's, so `state_dict()` keys are those of real BERT checkpoints
 (`embeddings.word_embeddings.weight`, `encoder.layer.0.attention.self.query.weight`, ...).
 
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size.
 """
+
+# Reading order in detail:
+# 1. `BertEmbeddings`: token + segment + position embeddings, then LayerNorm and dropout (paper §3, Figure 2).
+# 2. `EncoderLayer`, L times: self-attention, then the feed-forward network, each followed by
+#    x = LayerNorm(x + Dropout(Dense(sublayer(x)))), "post-LN" (Google modeling.py `transformer_model`).
+# 3. `Pooler`: tanh(Dense(h_[CLS])), the sentence-level vector the NSP and classification heads read.
 
 from dataclasses import dataclass
 

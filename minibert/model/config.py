@@ -4,11 +4,14 @@ Because the names are those of Google's `bert_config.json` and HuggingFace's `co
 file loads as it is (`BertConfig.from_dict(json.load(f))`). Keys BERT never used (`architectures`,
 `model_type`, `dtype`, ...) are kept in `extra`, so saving writes them back unchanged.
 
-Named presets:
-    tiny  2 layers, H 64, 2 heads, FFN 256, vocabulary 512: for tests and quick lessons (~0.2M parameters)
-    mini  4 layers, H 256, 4 heads, FFN 1024, vocabulary 8192: BERT-Mini (Turc et al. 2019), the laptop model
-    base  12 layers, H 768, 12 heads, FFN 3072, vocabulary 30522: BERT-base (Devlin et al. 2018), 110M
+Named presets: `tiny` (tests and quick lessons), `mini` (BERT-Mini, Turc et al. 2019, the laptop model),
+`base` (BERT-base, Devlin et al. 2018); sizes in the comment below.
 """
+
+# Named presets:
+#     tiny  2 layers, H 64, 2 heads, FFN 256, vocabulary 512: for tests and quick lessons (~0.2M parameters)
+#     mini  4 layers, H 256, 4 heads, FFN 1024, vocabulary 8192: BERT-Mini (Turc et al. 2019), the laptop model
+#     base  12 layers, H 768, 12 heads, FFN 3072, vocabulary 30522: BERT-base (Devlin et al. 2018), 110M
 
 import dataclasses
 import math

@@ -1,17 +1,17 @@
 """The pretraining loss (BERT) and the next-token loss (GPT), for the course's comparison.
 
 BERT (Google run_pretraining.py, `get_masked_lm_output` and `get_next_sentence_output`):
-    MLM = sum(w · nll) / (sum(w) + 1e-5) over the P masked slots of each sequence, where w is 1 for a real
-          masked token and 0 for a padding slot (sequences have fewer than P masked tokens); the 1e-5
-          keeps a batch with no masked token at all from dividing by zero.
+    MLM = sum(w · nll) / (sum(w) + 1e-5) over the P masked slots of each sequence (w 0 on padding slots)
     NSP = mean cross-entropy of IsNext (0) / NotNext (1).
-    total = MLM + NSP, or MLM alone when NSP is switched off (RoBERTa, Liu et al. 2019, found that
-            dropping it does not hurt).
-
+    total = MLM + NSP, or MLM alone when NSP is switched off (RoBERTa, Liu et al. 2019).
 GPT: every position predicts the next token: cross_entropy(logits[:, :-1], input_ids[:, 1:]).
 
 Legend: B batch, S sequence length, V vocabulary, P masked positions per sequence.
 """
+
+# MLM: w is 1 for a real masked token and 0 for a padding slot (sequences have fewer than P masked tokens);
+# the 1e-5 keeps a batch with no masked token at all from dividing by zero.
+# NSP switched off: RoBERTa (Liu et al. 2019) found that dropping it does not hurt.
 
 import numpy as np
 

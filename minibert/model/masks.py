@@ -3,19 +3,18 @@
 The point of the article the course follows (docs/background.md): a causal model (GPT) lets token i see only tokens
 0..i, so when it guesses the blank in "小明给小红 ___ 一本书" it cannot see 书; BERT lets every token see every token.
 Both also hide padding: `attention_mask` is 1 for a real token and 0 for a [PAD], and no query ever attends to a [PAD]
-key.
+key. `build_attention_mask` is the one place a mask is made; the model calls it once per forward pass, and every
+layer reuses the result. `mask_matrix` returns the same mask as a 0/1 grid to print in lessons.
 
-`build_attention_mask` is the one place a mask is made; the model calls it once per forward pass, and every
-layer reuses the result. `mask_matrix` returns the same mask as a 0/1 grid to print in lessons:
-
-    causal, S = 4         bidirectional, S = 4, last token padding
-    1 0 0 0               1 1 1 0
-    1 1 0 0               1 1 1 0
-    1 1 1 0               1 1 1 0
-    1 1 1 1               1 1 1 0
-
-(rows: queries, columns: keys). Legend: B batch, S sequence length.
+Legend: B batch, S sequence length.
 """
+
+# `mask_matrix` (rows: queries, columns: keys):
+#     causal, S = 4         bidirectional, S = 4, last token padding
+#     1 0 0 0               1 1 1 0
+#     1 1 0 0               1 1 1 0
+#     1 1 1 0               1 1 1 0
+#     1 1 1 1               1 1 1 0
 
 import numpy as np
 

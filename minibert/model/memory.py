@@ -2,21 +2,21 @@
 
 A batch too large for the machine should fail at once, with a message that says what to change, and not
 after minutes of swapping or when the operating system kills the process halfway through an epoch. The
-estimate counts the arrays a step keeps alive at its peak, which is the start of `backward()`:
+estimate counts the arrays a step keeps alive at its peak, the start of `backward()`: weights, gradients and
+Adam's m and v; every forward intermediate (the graph keeps them); the backward's working arrays.
+`tests/test_memory_bad_input.py` checks the total against the peak that `tracemalloc` measures.
 
-- the weights, their gradients, and the optimizer's two running averages (Adam's m and v): 4 per parameter;
-- every intermediate array of the forward pass: the graph keeps each op's inputs until backward reaches it
-  (`minibert/autograd/tensor.py`), so nothing is freed before then;
-- the working arrays of the backward pass, about three of the largest activation.
-
-The counts follow the layers op by op (each `Linear` keeps its output, each dropout its mask and its output,
-...), as the fused ops run them, as the training commands do (nn/fusion.py; the plain ops keep a few more
-arrays per layer).
-`tests/test_memory_bad_input.py` checks the total against the peak that `tracemalloc` measures on real steps.
-
-Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary,
-P masked positions per sequence.
+Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary, P masked.
 """
+
+# What the peak holds:
+# - the weights, their gradients, and the optimizer's two running averages (Adam's m and v): 4 per parameter;
+# - every intermediate array of the forward pass: the graph keeps each op's inputs until backward reaches it
+#   (`minibert/autograd/tensor.py`), so nothing is freed before then;
+# - the working arrays of the backward pass, about three of the largest activation.
+# The counts follow the layers op by op (each `Linear` keeps its output, each dropout its mask and its output,
+# ...), as the fused ops run them, as the training commands do (nn/fusion.py; the plain ops keep a few more
+# arrays per layer). The test measures real steps.
 
 import os
 import warnings
@@ -186,11 +186,10 @@ def check_model_memory(config, available=None):
     The peak is the float32 weights plus, while the largest matrix is initialised, its float64 draws
     (`nn.layers.normal_init` draws N(0, 1) in float64, as NumPy does, before casting): 8 more bytes per
     element of the largest matrix (the word embeddings, for a real vocabulary).
-
-    A config often comes from a file (config.json, a checkpoint's meta) that anyone may have written: one
-    line claiming `"vocab_size": 100000000000` would otherwise make the initialiser allocate until the
-    operating system kills the process.
     """
+    # A config often comes from a file (config.json, a checkpoint's meta) that anyone may have written: one
+    # line claiming `"vocab_size": 100000000000` would otherwise make the initialiser allocate until the
+    # operating system kills the process.
     count = count_parameters(config)
     weights = count * np.dtype(np.float32).itemsize
     needed = weights + largest_weight(config) * np.dtype(np.float64).itemsize

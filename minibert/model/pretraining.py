@@ -2,15 +2,16 @@
 
 - Masked LM: guess the tokens hidden behind [MASK]. Dense -> activation -> LayerNorm, then a decoder that
   multiplies by the word-embedding matrix itself (tied weights, Press & Wolf 2017), plus a bias of its own.
-  Tying means the same vector represents a token going in and coming out, and saves V·H parameters.
 - Next sentence prediction: is sentence B the one that followed A (0, IsNext) or a random one (1, NotNext)?
   A Linear(H, 2) on the pooled [CLS] vector.
-
-The MLM head runs only at the masked positions (Google run_pretraining.py `gather_indexes`): with 20 of 128
-tokens masked, that is 6x less work in the most expensive matmul of the model, (·, H) @ (H, V).
+The MLM head runs only at the masked positions (Google run_pretraining.py `gather_indexes`).
 
 Legend: B batch, S sequence length, H hidden size, V vocabulary, P masked positions per sequence.
 """
+
+# Tying means the same vector represents a token going in and coming out, and saves V·H parameters.
+# Masked positions only: with 20 of 128 tokens masked, that is 6x less work in the most expensive matmul of
+# the model, (·, H) @ (H, V).
 
 from dataclasses import dataclass
 

@@ -3,16 +3,14 @@
 Every token makes a query, a key and a value. Its output is the average of all values, weighted by how well
 its query matches each key: softmax(q·kᵀ / √D + mask) · v. With A heads, the hidden vector is split into A
 slices of size D = H / A, and each head attends on its own slice, so different heads can look for different
-things.
-
-No Python loop over heads or tokens: the heads become an axis, (B, S, H) -> (B, A, S, D), and one batched
-matmul (B, A, S, D) @ (B, A, D, S) computes every head's scores together.
-
-The output projection (Vaswani's W^O) is not here: BERT's checkpoints keep it in the sublayer that follows,
-`attention.output.dense` (see `sublayer.py`; Google modeling.py does the same in `transformer_model`).
+things. No Python loop over heads or tokens: the heads become an axis, (B, S, H) -> (B, A, S, D).
 
 Legend: B batch, S sequence length, H hidden size, A heads, D head size (H / A).
 """
+
+# One batched matmul (B, A, S, D) @ (B, A, D, S) computes every head's scores together.
+# The output projection (Vaswani's W^O) is not here: BERT's checkpoints keep it in the sublayer that follows,
+# `attention.output.dense` (see `sublayer.py`; Google modeling.py does the same in `transformer_model`).
 
 import math
 

@@ -2,14 +2,14 @@
 
 Each holds its parameters and calls one op of `minibert.functional` (or `@`), whose backward gives the
 parameters' gradients; so a layer has no backward of its own to get wrong.
-
 Initialisation follows BERT (Google modeling.py `create_initializer`, HF `_init_weights`): weights drawn
 from a normal distribution with std `initializer_range` = 0.02, biases 0, LayerNorm weight 1 and bias 0.
-(Google truncates the normal at 2 std; HuggingFace does not, and neither do we: the difference is 5% of
-the draws and does not matter for training.)
 
 Shapes: `...` is any leading shape, e.g. (B, S) for a batch of sequences.
 """
+
+# Google truncates the normal at 2 std; HuggingFace does not, and neither do we: the difference is 5% of
+# the draws and does not matter for training.
 
 import numpy as np
 

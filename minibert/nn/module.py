@@ -3,12 +3,12 @@
 A `Parameter` is a Tensor that is learned: it always requires a gradient. A `Module` is anything built from
 parameters and smaller modules. Assigning one as an attribute (`self.dense = Linear(...)`) registers it, so
 the module tree can be walked: `named_parameters()` yields `("encoder.layer.0.attention.self.query.weight",
-parameter)`, names made of the attribute path. We choose our attribute names so that these are exactly
-HuggingFace's names, which is why a real BERT checkpoint loads by name, with no translation table.
-
-The same walk gives `state_dict()` / `load_state_dict()` (the weights as plain arrays, by name), `train()` /
-`eval()` (dropout on or off), `zero_grad()`, and `to(dtype)` (float64 for gradient checks).
+parameter)`, names made of the attribute path, chosen to be exactly HuggingFace's, which is why a real BERT
+checkpoint loads by name, with no translation table.
 """
+
+# The same walk gives `state_dict()` / `load_state_dict()` (the weights as plain arrays, by name), `train()` /
+# `eval()` (dropout on or off), `zero_grad()`, and `to(dtype)` (float64 for gradient checks).
 
 import numpy as np
 

@@ -4,13 +4,14 @@ BERT is "post-LN" (Vaswani et al. 2017, §5.4; Google modeling.py `transformer_m
 
     x = LayerNorm(x + Dropout(Dense(SubLayer(x))))
 
-and both sublayers of an encoder layer end this way, so one module serves both:
-- after attention, Dense is the output projection W^O (H -> H), named `attention.output.*` in checkpoints;
-- after the feed-forward, Dense is W₂ (I -> H), named `output.*`.
-(Pre-LN transformers, GPT-2 onwards, normalise before the sublayer instead; BERT's weights assume post-LN.)
-
+and both sublayers of an encoder layer end this way, so one module serves both.
 Legend: B batch, S sequence length, H hidden size, I intermediate size.
 """
+
+# The two uses:
+# - after attention, Dense is the output projection W^O (H -> H), named `attention.output.*` in checkpoints;
+# - after the feed-forward, Dense is W₂ (I -> H), named `output.*`.
+# (Pre-LN transformers, GPT-2 onwards, normalise before the sublayer instead; BERT's weights assume post-LN.)
 
 from minibert import functional as F
 from minibert.nn.fusion import fused_ops

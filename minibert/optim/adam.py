@@ -7,10 +7,10 @@ and v = β2·v + (1-β2)·g², and move each entry by about lr·m/√v, whatever
     Adam      g = grad + wd·p   (L2, enters m, v)    p -= lr·m̂/(√v̂ + eps),  m̂ = m/(1-β1^t), v̂ = v/(1-β2^t)
     AdamW     p -= lr·wd·p      (decoupled)          p -= lr·m̂/(√v̂ + eps)
     BertAdam  update = m/(√v + eps) + wd·p           p -= lr·update          (no bias correction)
-
-Why they differ is said beside each class below. Each update runs in place, slice by slice, with at most two
-reusable scratch arrays, so a step allocates no memory proportional to the model.
 """
+
+# Why they differ is said beside each class below. Each update runs in place, slice by slice, with at most
+# two reusable scratch arrays, so a step allocates no memory proportional to the model.
 
 import math
 import numbers

@@ -2,14 +2,15 @@
 
 Google's `optimization.py` decays every weight matrix and embedding, but not LayerNorm's scale and shift
 or any bias (`exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"]`, matched against the
-parameter's name). Shrinking a bias or a LayerNorm gain towards 0 does not make the model simpler, it only
-moves it away from its working point. Here the rule builds PyTorch-style parameter groups, so that any of
-the three update rules can apply it:
+parameter's name). Here the rule builds PyTorch-style parameter groups, so that any of the three update
+rules can apply it:
 
     optimizer = AdamW(bert_param_groups(model.named_parameters()), lr=1e-4, **BERT_DEFAULTS)
-
 or, the same thing: `optimizer = bert_optimizer(model.named_parameters(), lr=1e-4, rule="adamw")`.
 """
+
+# Why not decay them: shrinking a bias or a LayerNorm gain towards 0 does not make the model simpler, it only
+# moves it away from its working point.
 
 from minibert.errors import ConfigError
 from minibert.optim.adam import BERT_DEFAULTS, Adam, AdamW, BertAdam

@@ -1,21 +1,19 @@
 """What every optimizer shares: parameter groups, per-parameter state, `zero_grad` and state dicts.
 
-A *parameter* is anything with two attributes:
-- `.data`: a float32 or float64 NumPy array, which the optimizer updates in place;
-- `.grad`: an array of the same shape, or None when the parameter got no gradient this step.
-
-An optimizer holds *parameter groups*, as PyTorch does: each group is a dict with its parameters under
-"params" and the hyperparameters that apply to them ("lr", "weight_decay", ...). Passing a plain list of
-parameters makes one group with the optimizer's defaults; passing a list of dicts lets each group override
-them, which is how BERT switches weight decay off for LayerNorm and bias parameters (see `bert_recipe.py`).
-
-The per-parameter state (Adam's running averages) is keyed by the parameter's position: groups in order,
-parameters in order within a group. That position is also what `state_dict()` records, so a state dict
-can be loaded into a fresh optimizer built over the same model.
-
-`state_dict()` holds only NumPy arrays and plain Python scalars, lists and dicts, so a checkpoint can store
-it in an .npz file plus JSON, never with pickle.
+A *parameter* is anything with `.data` (a float32 or float64 array, updated in place) and `.grad` (an array
+of the same shape, or None). An optimizer holds *parameter groups*, as PyTorch does: dicts with "params" and
+the hyperparameters that apply to them ("lr", "weight_decay", ...), which is how BERT switches weight decay
+off for LayerNorm and bias parameters (see `bert_recipe.py`). The per-parameter state (Adam's running
+averages) is keyed by the parameter's position; `state_dict()` holds only NumPy arrays and plain Python
+values, so a checkpoint stores it in an .npz file plus JSON, never with pickle.
 """
+
+# A parameter's `.grad` is None when the parameter got no gradient this step.
+# Passing a plain list of parameters makes one group with the optimizer's defaults; passing a list of dicts
+# lets each group override them.
+# The position is: groups in order, parameters in order within a group. That position is also what
+# `state_dict()` records, so a state dict can be loaded into a fresh optimizer built over the same model.
+# `state_dict()` holds only NumPy arrays and plain Python scalars, lists and dicts.
 
 import numpy as np
 

@@ -1,25 +1,12 @@
 """Learning-rate schedules: a multiplier of the base learning rate for each update.
 
-BERT warms the learning rate up linearly from 0, then decays it linearly to 0 (the paper, appendix A.2:
-"learning rate warmup over the first 10,000 steps, and linear decay"). Warmup matters most for BERT's
-Adam, which has no bias correction: its first updates would otherwise be too large (see `adam.py`).
-
-`step` counts the updates already made, from 0: the first update uses `multiplier(0)`.
-
-Google's code and HuggingFace's draw the decay differently, and the lesson on schedules draws both:
-
-    "google"       the decay line runs from 1 at step 0 to 0 at `total_steps`; warmup replaces its start.
-                   So right after warmup the multiplier is 1 - warmup_steps/total_steps, never quite 1
-                   (`optimization.py`: polynomial_decay with power 1, then the warmup override).
+BERT warms the learning rate up linearly from 0, then decays it linearly to 0 (the paper, appendix A.2).
+Warmup matters most for BERT's Adam, which has no bias correction (see `adam.py`). Google's code and
+HuggingFace's draw the decay differently, and the lesson on schedules draws both:
+    "google"       the decay line runs from 1 at step 0 to 0 at `total_steps`; warmup replaces its start, so
+                   right after warmup the multiplier is 1 - warmup_steps/total_steps (`optimization.py`).
     "huggingface"  the decay line runs from 1 at `warmup_steps` to 0 at `total_steps`, so the peak is 1
                    (`get_linear_schedule_with_warmup`).
-
-`LRScheduler` applies a schedule to an optimizer's groups, as PyTorch's `LambdaLR` does:
-
-    schedule = partial(linear_warmup_linear_decay, total_steps=1000, warmup_steps=100)
-    scheduler = LRScheduler(optimizer, schedule)
-    for batch in batches:
-        ...; optimizer.step(); scheduler.step()
 """
 
 import numbers
@@ -72,6 +59,15 @@ def constant(step):
     return 1.0
 
 
+# The paper, appendix A.2: "learning rate warmup over the first 10,000 steps, and linear decay". Without
+# warmup, the first updates of BERT's Adam would be too large. Google's "right after warmup" multiplier is
+# never quite 1: `optimization.py` applies polynomial_decay with power 1, then the warmup override.
+# `step` counts the updates already made, from 0: the first update uses `multiplier(0)`.
+# `LRScheduler` applies a schedule to an optimizer's groups, as PyTorch's `LambdaLR` does:
+#     schedule = partial(linear_warmup_linear_decay, total_steps=1000, warmup_steps=100)
+#     scheduler = LRScheduler(optimizer, schedule)
+#     for batch in batches:
+#         ...; optimizer.step(); scheduler.step()
 class LRScheduler:
     """Sets each group's lr to its base lr times `schedule(step)`; call `.step()` after `optimizer.step()`.
 

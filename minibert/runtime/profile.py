@@ -6,9 +6,11 @@
     print(times.table())
 
 Each `Function` subclass (MatMul, GELU, LayerNorm, ...) gets one row: how often it ran and the seconds its
-forward and its backward took, kernels included. The timer is a wrapper the block registers with the
-engine (`set_op_call` in autograd/tensor.py); outside the block the engine calls the ops directly.
+forward and its backward took, kernels included.
 """
+
+# The timer is a wrapper the block registers with the engine (`set_op_call` in autograd/tensor.py); outside
+# the block the engine calls the ops directly.
 
 import time
 from collections import defaultdict

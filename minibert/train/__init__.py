@@ -1,20 +1,25 @@
 """Pretraining BERT and looking at what it learned.
 
-Read in this order:
-presets.py          RunConfig: every setting of a run, and the `tiny` and `mini` presets
-run_setup.py        what a run builds before its first step: data, model, optimizer, schedule, checks
-pretrain.py         the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule
-metrics.py          masked-LM and NSP accuracy, counted
-evaluate.py         held-out evaluation on the split the model never trains on
-checkpointing.py    atomic checkpoints that resume bit-exactly
-progress.py         the one live progress line
-logs.py             the JSONL log and the SVG curves drawn from it
-loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
-fill_mask.py        what the model guesses behind [MASK]
-attention_view.py   each layer's and head's attention, in the terminal and as SVG
-sentence_encoder.py sentence embeddings (pooling, normalisation) and their cosine similarities
-probe.py            the bidirectional probe: blanks that only the right-hand words decide
+Start with presets.py (every setting of a run), run_setup.py (what a run builds before its first step) and
+pretrain.py (the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule); then the tools
+that look at a trained model: fill_mask.py, attention_view.py, sentence_encoder.py, probe.py. The comment
+below lists every module in reading order.
 """
+
+# Read in this order:
+# presets.py          RunConfig: every setting of a run, and the `tiny` and `mini` presets
+# run_setup.py        what a run builds before its first step: data, model, optimizer, schedule, checks
+# pretrain.py         the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule
+# metrics.py          masked-LM and NSP accuracy, counted
+# evaluate.py         held-out evaluation on the split the model never trains on
+# checkpointing.py    atomic checkpoints that resume bit-exactly
+# progress.py         the one live progress line
+# logs.py             the JSONL log and the SVG curves drawn from it
+# loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
+# fill_mask.py        what the model guesses behind [MASK]
+# attention_view.py   each layer's and head's attention, in the terminal and as SVG
+# sentence_encoder.py sentence embeddings (pooling, normalisation) and their cosine similarities
+# probe.py            the bidirectional probe: blanks that only the right-hand words decide
 
 from minibert.train.evaluate import Evaluation, evaluate
 from minibert.train.fill_mask import fill_mask

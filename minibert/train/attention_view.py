@@ -6,11 +6,11 @@ sentence, left and right; a causal (GPT) model's rows stop at the diagonal. Clar
 BERT Look At?") found heads that attend to the previous or next token, to [SEP], or from a word to its
 object: look for them here.
 
-The terminal picture shades each cell on a fixed scale from 0 (' ') to 1 ('█'), so it reads without
-colour and two heads compare directly; the SVG puts every head of every layer on one page, a layer per row.
-
 Legend: L layers, A heads, S sequence length.
 """
+
+# The terminal picture shades each cell on a fixed scale from 0 (' ') to 1 ('█'), so it reads without
+# colour and two heads compare directly; the SVG puts every head of every layer on one page, a layer per row.
 
 import re
 

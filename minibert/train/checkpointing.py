@@ -1,25 +1,28 @@
 """Training checkpoints: everything needed to continue a run exactly where it stopped.
 
 A run continues *bit-exactly* (the same losses as a run that never stopped) only if every number that
-influences the next step comes back. That is more than the weights:
-- the model's weights;
-- the optimizer's state: Adam's two running averages and step count for every parameter, and each group's
-  hyperparameters;
-- the schedule's position (which step's learning rate comes next);
-- the random generator's state: it draws the dropout masks. NumPy's `Generator.bit_generator.state` is a
-  small dict of integers, saved as JSON;
-- the position in the data: the epoch and how many of its batches were used. The batches of an epoch are
-  a function of (seed, epoch) (see `minibert/data/batches.py`), so the resumed run replays the epoch's
-  order and masks and skips the batches already used;
-- the run's config, so that `--resume` refuses to continue with different settings.
-
-Writing is atomic (`minibert.io.save_arrays`: a temporary file in the same folder, flushed and fsynced,
-then `os.replace` over the old name). A run killed while writing leaves the previous checkpoint intact,
-plus a stray temporary file, which `remove_partial_files` deletes on the next start.
-
-File layout (one .npz, no pickle): arrays "model/<parameter name>", "optimizer/<position>/exp_avg",
+influences the next step comes back: the weights, the optimizer's state, the schedule's position, the
+random generator's state, the position in the data, and the run's config (the list is in the comment below).
+Writing is atomic (`minibert.io.save_arrays`): a run killed while writing leaves the previous checkpoint
+intact. File layout (one .npz, no pickle): arrays "model/<parameter name>", "optimizer/<position>/exp_avg",
 "optimizer/<position>/exp_avg_sq"; everything else in the JSON meta.
 """
+
+# What comes back, which is more than the weights:
+# - the model's weights;
+# - the optimizer's state: Adam's two running averages and step count for every parameter, and each group's
+#   hyperparameters;
+# - the schedule's position (which step's learning rate comes next);
+# - the random generator's state: it draws the dropout masks. NumPy's `Generator.bit_generator.state` is a
+#   small dict of integers, saved as JSON;
+# - the position in the data: the epoch and how many of its batches were used. The batches of an epoch are
+#   a function of (seed, epoch) (see `minibert/data/batches.py`), so the resumed run replays the epoch's
+#   order and masks and skips the batches already used;
+# - the run's config, so that `--resume` refuses to continue with different settings.
+#
+# Atomic writing: a temporary file in the same folder, flushed and fsynced, then `os.replace` over the old
+# name. A run killed while writing leaves the previous checkpoint intact, plus a stray temporary file, which
+# `remove_partial_files` deletes on the next start.
 
 import dataclasses
 from dataclasses import dataclass

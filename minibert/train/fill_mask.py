@@ -2,14 +2,15 @@
 
 This is the masked-LM task itself (paper §3.1), asked directly: the text is tokenized as in pretraining,
 the model reads it with bidirectional attention, and its MLM head gives a distribution over the whole
-vocabulary at each [MASK]. Chinese works the same way: BERT's tokenizer makes each Chinese character a
-token, so `小明给小红[MASK]一本书` asks for one character.
+vocabulary at each [MASK].
 
     predictions = fill_mask(model, tokenizer, "the cat sat on the [MASK].")
     predictions[0]  # [("mat", 0.21), ("floor", 0.09), ...], one list per [MASK]
-
 Legend: S sequence length, P masked positions, V vocabulary, k candidates kept.
 """
+
+# Chinese works the same way: BERT's tokenizer makes each Chinese character a token, so
+# `小明给小红[MASK]一本书` asks for one character.
 
 import numpy as np
 

@@ -1,19 +1,19 @@
 """The run's log, one JSON object per line (JSONL), and the curves drawn from it at the end.
 
-Each line is a record with a "kind":
-
-    {"kind": "train", "step": 120, "loss": 6.12, "mlm_loss": 5.43, "nsp_loss": 0.69, "mlm_accuracy": 0.08,
-     "nsp_accuracy": 0.52, "lr": 0.0006, "grad_norm": 1.7, "tokens_per_second": 5900, "elapsed": 80.2, ...}
-    {"kind": "eval", "step": 200, "mlm_accuracy": 0.11, "nsp_accuracy": 0.58, "mlm_loss": ..., ...}
-    {"kind": "start" | "resume" | "end", ...}
-
+Each line is a record with a "kind": "train" (step, losses, accuracies, lr, grad_norm, tokens_per_second,
+...), "eval" (held-out accuracies and losses), "start", "resume" or "end"; examples in the comment below.
 JSONL survives a crash: every record is a complete line, flushed as it is written, so a killed run leaves
 a log that reads up to its last line. Any tool reads it (`pandas.read_json(path, lines=True)`, `jq`).
-Python writes floats with `repr`, which reads back as exactly the same number, so two logs can be compared
-bit for bit (the resume test does).
-
 `draw_curves` turns the log into two SVG pictures with `minibert.viz`: the losses, and the accuracies.
 """
+
+# Records:
+#     {"kind": "train", "step": 120, "loss": 6.12, "mlm_loss": 5.43, "nsp_loss": 0.69, "mlm_accuracy": 0.08,
+#      "nsp_accuracy": 0.52, "lr": 0.0006, "grad_norm": 1.7, "tokens_per_second": 5900, "elapsed": 80.2, ...}
+#     {"kind": "eval", "step": 200, "mlm_accuracy": 0.11, "nsp_accuracy": 0.58, "mlm_loss": ..., ...}
+#     {"kind": "start" | "resume" | "end", ...}
+# Python writes floats with `repr`, which reads back as exactly the same number, so two logs can be compared
+# bit for bit (the resume test does).
 
 import json
 import math

@@ -2,14 +2,14 @@
 
 Both return (correct, total) counts rather than a ratio, so that batches of different sizes (and the
 padding slots of `masked_lm_weights`) add up exactly: accuracy over a whole evaluation is
-sum(correct) / sum(total), not a mean of per-batch ratios.
-
-What to expect (google-research/bert #90, #649): BERT-base ends pretraining near 70% masked-LM accuracy
-and 98% NSP accuracy. A model that only learned word frequencies scores about the share of the most common
-token ("the", ",", ".": 5-15% on English text), and NSP starts at 50%, a coin toss.
+sum(correct) / sum(total), not a mean of per-batch ratios. What to expect (google-research/bert #90, #649):
+BERT-base ends pretraining near 70% masked-LM accuracy and 98% NSP accuracy.
 
 Legend: B batch, P masked positions per sequence, V vocabulary.
 """
+
+# A model that only learned word frequencies scores about the share of the most common token ("the", ",",
+# ".": 5-15% on English text), and NSP starts at 50%, a coin toss.
 
 import numpy as np
 

@@ -1,27 +1,12 @@
 """Run presets: everything that decides a pretraining run's numbers, in one dataclass with named defaults.
 
-A `RunConfig` names the model (a `BertConfig` preset), the data (corpus, sequence length, predictions per
-sequence), the optimizer and its schedule, the length of the run and the seed. Two runs with the same
-`RunConfig` and the same data give the same losses, bit for bit, which is also what lets `--resume` check
-that a checkpoint belongs to the run it continues.
-
-    tiny  2 layers, H 64, on the `synthetic` corpus at 64 tokens: learns visibly in about a minute; for
-          lessons and CI smoke tests
-    mini  4 layers, H 256 (BERT-Mini, Turc et al. 2019), on `pydocs` at 128 tokens, batch 32: the laptop
-          model, with the recipe below; the default run takes 15 minutes, set-up included
-
-Change any field with `run_preset("mini", lr=1e-3)` or, on the command line, `--lr 1e-3`. The dataclass
-keeps BERT's masking rate, schedule, position start and data passes; the `mini` preset changes what a run
-of about a thousand steps needs (docs/learning.md measures each change, kept or not):
-- AdamW at lr 1e-3 (bias correction on), 10% warmup, dropout off: a short run underfits, it never reaches
-  the overfitting dropout guards against (Geiping & Goldstein 2022, "Cramming", §4.3);
-- the first steps on 32-token sequences (as BERT's §A.2 for speed, here because attention over few tokens
-  finds its neighbours sooner), with as many more sequences per batch;
-- 30% of each training sequence masked instead of 15% (Wettig et al. 2023, "Should You Mask 15% in Masked
-  Language Modeling?"): twice the predictions per step for little more work, since the MLM head runs on
-  the masked positions only; held-out text is still masked at 15%;
-- the learning rate held at its peak until the last 20% of the steps ("stable-decay");
-- the learned position table starts at the Transformer's sinusoids (minibert/model/position_init.py).
+A `RunConfig` names the model, the data, the optimizer and its schedule, the length of the run and the
+seed. Two runs with the same `RunConfig` and data give the same losses, bit for bit, which also lets
+`--resume` check that a checkpoint belongs to the run it continues. Presets: `tiny` (2 layers, H 64, the
+`synthetic` corpus: learns visibly in about a minute, for lessons and CI) and `mini` (BERT-Mini, Turc et
+al. 2019, on `pydocs`: the laptop model, 15 minutes by default). Change any field with
+`run_preset("mini", lr=1e-3)` or `--lr 1e-3`. The `mini` recipe (beside `RUN_PRESETS` below) changes
+BERT's defaults for a run of about a thousand steps; docs/learning.md measures each change, kept or not.
 """
 
 import dataclasses
@@ -196,6 +181,19 @@ RUN_PRESETS = {
     "tiny": RunConfig(model="tiny", corpus="synthetic", vocab_size=1024, max_seq_length=64,
                       max_predictions_per_seq=10, batch_size=32, lr=3e-3, steps=800, minutes=None,
                       log_every=10, eval_every=200, eval_batches=10, checkpoint_every=200),
+    # `mini` keeps BERT's masking rate, schedule, position start and data passes in the dataclass, and changes
+    # what a run of about a thousand steps needs (docs/learning.md measures each change, kept or not):
+    # - AdamW at lr 1e-3 (bias correction on), 10% warmup, dropout off: a short run underfits, it never reaches
+    #   the overfitting dropout guards against (Geiping & Goldstein 2022, "Cramming", §4.3);
+    # - the first steps on 32-token sequences (as BERT's §A.2 for speed, here because attention over few tokens
+    #   finds its neighbours sooner), with as many more sequences per batch;
+    # - 30% of each training sequence masked instead of 15% (Wettig et al. 2023, "Should You Mask 15% in Masked
+    #   Language Modeling?"): twice the predictions per step for little more work, since the MLM head runs on
+    #   the masked positions only; held-out text is still masked at 15%;
+    # - the learning rate held at its peak until the last 20% of the steps ("stable-decay");
+    # - the learned position table starts at the Transformer's sinusoids (minibert/model/position_init.py).
+    # Its model is 4 layers, H 256, on `pydocs` at 128 tokens, batch 32; the default run takes 15 minutes,
+    # set-up included.
     "mini": RunConfig(short_seq_length=32, short_share=0.6, masked_lm_prob=0.3, max_predictions_per_seq=40,
                       schedule="stable-decay", position_init="sinusoidal"),
 }

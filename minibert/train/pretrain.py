@@ -1,20 +1,24 @@
 """The pretraining loop: batch -> model -> pretraining_loss -> backward -> clip -> optimizer.step ->
 scheduler.step, over and over, with evaluation, logs and checkpoints around it.
 
-One step (`train_step`), in the order of docs/design.md:
-1. the model reads a batch; its MLM head runs on the masked positions only;
-2. `pretraining_loss` = masked-LM loss + NSP loss (paper §3.1);
-3. `backward()` fills every parameter's `.grad`;
-4. the gradients are clipped to global norm 1.0 (Google's optimization.py);
-5. the optimizer updates the weights, the scheduler sets the next learning rate, the gradients are cleared.
-A loss (or gradient) that is not a finite number stops the run before step 5, so the weights and the last
-checkpoint stay good.
-
-Around the steps, `Pretraining.run` keeps one progress line up to date, appends to the JSONL log every
-`log_every` steps, evaluates on the held-out split every `eval_every` steps (or `eval_every_minutes`), and
-writes a checkpoint every `checkpoint_every` steps. Ctrl-C asks the loop to stop after the current step and
-save, so an interrupted run resumes exactly (a second Ctrl-C quits at once).
+One step (`train_step`) follows docs/design.md: masked-LM loss + NSP loss (paper §3.1), gradients clipped
+to global norm 1.0 (Google's optimization.py), then the update. A loss (or gradient) that is not a finite
+number stops the run before the update, so the weights and the last checkpoint stay good. Around the
+steps, `Pretraining.run` logs, evaluates and checkpoints; Ctrl-C asks the loop to stop after the current
+step and save, so an interrupted run resumes exactly (a second Ctrl-C quits at once).
 """
+
+# One step, in the order of docs/design.md:
+# 1. the model reads a batch; its MLM head runs on the masked positions only;
+# 2. `pretraining_loss` = masked-LM loss + NSP loss (paper §3.1);
+# 3. `backward()` fills every parameter's `.grad`;
+# 4. the gradients are clipped to global norm 1.0 (Google's optimization.py);
+# 5. the optimizer updates the weights, the scheduler sets the next learning rate, the gradients are cleared.
+# A non-finite loss stops the run before step 5.
+#
+# Around the steps, `Pretraining.run` keeps one progress line up to date, appends to the JSONL log every
+# `log_every` steps, evaluates on the held-out split every `eval_every` steps (or `eval_every_minutes`), and
+# writes a checkpoint every `checkpoint_every` steps.
 
 import collections
 import math

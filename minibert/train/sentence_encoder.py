@@ -5,12 +5,13 @@
     cosine_similarity(vectors)                                        # (2, 2), 1 on the diagonal
 
 The encoder reads each text as `[CLS] text [SEP]`; pooling then turns its (S, H) token vectors into one (H,)
-vector, and the folder's modules.json says how (`minibert/io/sentence_layout.py`). BERT's own [CLS] vector
-was trained for NSP, not for similarity; models such as all-MiniLM-L6-v2 were fine-tuned so that the mean of
-the token vectors places texts of similar meaning close together (Reimers and Gurevych 2019, section 3).
-
+vector, and the folder's modules.json says how (`minibert/io/sentence_layout.py`).
 Legend: B batch (texts), S sequence length, H hidden size.
 """
+
+# Why pooling rather than [CLS]: BERT's own [CLS] vector was trained for NSP, not for similarity; models
+# such as all-MiniLM-L6-v2 were fine-tuned so that the mean of the token vectors places texts of similar
+# meaning close together (Reimers and Gurevych 2019, section 3).
 
 import numpy as np
 
