@@ -37,8 +37,6 @@ import warnings
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
-
 from minibert.data import build_pretraining_data  # noqa: E402
 from minibert.data.shards import read_manifest  # noqa: E402
 from minibert.tokenizer import BertTokenizer  # noqa: E402
@@ -164,6 +162,8 @@ def _megabytes(value, floor=None):
 
 
 def main():
+    from cpu import describe_cpu  # bench/cpu.py, beside this script (tests load this file without it)
+
     print(f"CPU: {describe_cpu()}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--text-mb", type=float, default=100, help="size of the text to tokenize (100)")
