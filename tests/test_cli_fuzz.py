@@ -254,6 +254,7 @@ def test_fuzzed_files_are_read_or_refused(tmp_path):
     (which names the file), never another exception."""
     rng = random.Random(SEED + 1)
     started = time.monotonic()
+    outcomes = {"read": 0, "refused": 0}
     for number in range(READ_CASES):
         if number >= READ_CASES // 3 and time.monotonic() - started > TIME_BUDGET:
             break
@@ -263,9 +264,12 @@ def test_fuzzed_files_are_read_or_refused(tmp_path):
         path.write_bytes(mutate(rng, text.encode("utf-8")))
         try:
             reader(path)
+            outcomes["read"] += 1
         except MinibertError:
-            pass
+            outcomes["refused"] += 1
         except Exception as error:  # noqa: BLE001 (the point: any other exception is the bug)
             raise AssertionError(f"read case {number} (seed {SEED + 1}), {kind} file {path.read_bytes()!r}: "
                                  f"{type(error).__name__}: {error}") from error
         path.unlink()
+    # the mutations reach both outcomes: a pass that only ever refused (or only read) would test little
+    assert outcomes["read"] > 0 and outcomes["refused"] > 0, outcomes
