@@ -16,7 +16,10 @@ points of chance (4 standard deviations of a 750-item accuracy at 16%). About 8 
 2. Pretraining helps when task data is scarce (lesson 14, docs/experiments.md). A `tiny` model pretrained
 for 500 steps on the synthetic corpus, and the same model from random weights, each fine-tuned on the
 first 150 sentences of the synthetic NER set (40 epochs of 5 steps; two fine-tuning seeds each), scored by
-entity F1 on its 300 dev sentences. SURVEY_NOTE below gives the seeds' figures and the margin.
+entity F1 on its 300 dev sentences. Over pretraining seeds 0-4 the pretrained encoder's mean F1 was 68.5-
+78.5% (seed 0, the one used: 73.7%), random weights' 60.8%: 7.7 to 17.7 points ahead (`PYTHONPATH=. python
+tests/test_learning_claims.py 0,1,2,3,4 worth`). The test asks for 4 points, half the smallest gap seen.
+About 30 s of CPU.
 """
 
 import io
@@ -33,8 +36,8 @@ from minibert.finetune import FineTuneConfig
 from minibert.finetune.run import run_finetuning
 from minibert.tokenizer import BertTokenizer
 from minibert.train import pretrain, run_preset
-from minibert.train.progress import ProgressLine
 from minibert.train.probe import left_context_only, own_sentence, probe_accuracy, read_probe, train_on_blanks
+from minibert.train.progress import ProgressLine
 
 SYNTHETIC = Path(__file__).resolve().parent.parent / "data" / "synthetic"
 STEPS, BATCH = 300, 32
@@ -82,6 +85,7 @@ def test_without_the_right_context_both_fall_to_chance(probe_run):
 
 
 PRETRAIN_STEPS, NER_SENTENCES, NER_EPOCHS, FINETUNE_SEEDS = 500, 150, 40, (0, 1)
+WORTH_MARGIN = 0.04  # entity F1, from the seed survey in the module docstring
 
 
 def pretraining_worth(seed, folder):
