@@ -95,8 +95,9 @@ print(f"model(...) gives the same logits: {same}")
 # opinions written like the task's ("这 部 电影 一点 也 不 感人"), so MLM has seen negation and contrast in
 # context; the sentiment labels it has never seen.
 #
-# The recipe is the paper's (§4, appendix A.3): AdamW, linear warmup over 10% of the steps then decay, batch
-# 32, the dev set scored after each epoch and the best epoch kept. Two things change for a small model on a
+# The recipe: the paper's batch 32 and a few epochs (appendix A.3, which keeps the pretraining optimizer),
+# with Google's run_classifier.py for the rest: Adam with decoupled weight decay, linear warmup over 10% of
+# the steps then decay; the dev set is scored after each epoch and the best epoch kept. Two things change for a small model on a
 # small set: the learning rate (the paper's 2e-5 to 5e-5 suits BERT-base; `tiny`, H 64, learns at 1e-3,
 # `default_learning_rate`), and the number of epochs: 3 epochs of 400 sentences are 39 steps, so the default
 # runs more, until there are at least 500 steps or 20 epochs (`minibert/finetune/plateau.py` says why).
