@@ -26,8 +26,9 @@ def add_arguments(parser):
     parser.add_argument("--out", required=True, metavar="DIR", help="where the fine-tuned model goes")
     parser.add_argument("--train", metavar="FILE", help="training file (synthetic tasks: data/synthetic)")
     parser.add_argument("--dev", metavar="FILE", help="dev file, evaluated after each epoch")
-    parser.add_argument("--epochs", type=whole_number("the number of epochs"), default=3,
-                        help="passes over the training set (3)")
+    parser.add_argument("--epochs", type=whole_number("the number of epochs"), default=None,
+                        help="passes over the training set (default: 3, or more so that a small set "
+                             "gets at least 500 steps)")
     parser.add_argument("--lr", type=real_number("the learning rate", 0, 1, example="5e-5"), default=None,
                         help="peak learning rate (default: 5e-5 for BERT-base and wider, 3e-4 below, "
                              "1e-3 up to H 128)")
