@@ -177,8 +177,8 @@ for text in ("Leo Brown works at London Museum.", "小明和小红都住在北�
 
 # %% [markdown]
 # Mistakes on sentences that look easy are the rule for an encoder that started random and saw 1,200
-# sentences: it has learned the set's patterns (a name after `at` is an institution's first word, most
-# often), not the language. Starting from lesson 12's pretrained encoder is the remedy (command below).
+# sentences: it has learned the patterns of this set's sentences, not the language, and a new sentence can
+# fall between them. Starting from lesson 12's pretrained encoder is the usual remedy (command below).
 #
 # And dev sentences it still gets wrong, if any:
 
