@@ -9,7 +9,9 @@
 # - 10% are left **unchanged**.
 #
 # Why not always [MASK]? Fine-tuning never shows [MASK]. The unchanged 10% make the model produce a good
-# prediction for real tokens too, and the random 10% keep it from trusting its input blindly.
+# prediction for real tokens too, and the random 10% keep it from trusting its input blindly. The paper
+# tried other splits (appendix C.2, Table 8): fine-tuned MNLI barely moved (83.6 to 84.4), and the mismatch
+# showed where BERT's features were used frozen: always [MASK] gave 94.0 NER F1, 80/10/10 gave 94.9.
 # `create_masked_lm_predictions` (`minibert/data/masking.py`) is the one place this happens.
 
 # %%
