@@ -98,9 +98,10 @@ print(f"model(...) gives the same logits: {same}")
 # The recipe: the paper's batch 32 and a few epochs (appendix A.3, which keeps the pretraining optimizer),
 # with Google's run_classifier.py for the rest: Adam with decoupled weight decay, linear warmup over 10% of
 # the steps then decay; the dev set is scored after each epoch and the best epoch kept. Two things change
-# for a small model on a small set: the learning rate (the paper's 2e-5 to 5e-5 suits BERT-base; `tiny`, H 64, learns at 1e-3,
-# `default_learning_rate`), and the number of epochs: 3 epochs of 400 sentences are 39 steps, so the default
-# runs more, until there are at least 500 steps or 20 epochs (`minibert/finetune/plateau.py` says why).
+# for a small model on a small set: the learning rate (the paper's 2e-5 to 5e-5 suits BERT-base; `tiny`,
+# H 64, learns at 1e-3, `default_learning_rate`), and the number of epochs: 3 epochs of 400 sentences are
+# 39 steps, so the default runs more, until there are at least 500 steps or 20 epochs
+# (`minibert/finetune/plateau.py` says why).
 
 # %%
 SMALL = 400
