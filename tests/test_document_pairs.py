@@ -7,8 +7,17 @@ from collections import Counter
 import pytest
 
 from minibert.data.corpora.corpus_file import write_corpus
-from minibert.data.corpora.document_pairs import MAX_GAP, build_document_pairs, first_occurrences, split_pairs
+from minibert.data.corpora.document_pairs import (
+    MAX_GAP,
+    build_document_pairs,
+    build_story_pairs,
+    first_occurrences,
+    split_pairs,
+    story_documents,
+)
 from minibert.data.corpora.package_topics import labelled_documents
+from minibert.data.corpora.synthetic import synthetic_story
+from minibert.data.corpora.synthetic_grammar import render
 from minibert.errors import DataError
 from minibert.finetune import FineTuneConfig, tasks
 from minibert.finetune.readers import read_tsv
@@ -56,7 +65,7 @@ def test_pairs_are_seeded():
 
 
 def test_asking_for_more_pairs_than_the_documents_give_is_refused():
-    with pytest.raises(DataError, match="library 'a': these documents give .* fewer than the 5000"):
+    with pytest.raises(DataError, match="'a': these documents give .* fewer than the 5000"):
         split_pairs(fake_documents(), train_per_library=5000, dev_per_library=20, seed=0)
 
 
@@ -70,7 +79,8 @@ def test_a_repeated_sentence_is_kept_in_its_first_document_only():
 def test_real_pairs_are_real_sentences_without_the_pretraining_corpus(tmp_path):
     """Both sentences of every pair are sentences of the named libraries' documents, a `same` pair's B is
     one of the MAX_GAP sentences after its A, and the sentences of the given corpus stay out."""
-    kept_out = labelled_documents()["http"][0][:2] + labelled_documents()["terminal"][1][:2]
+    every = labelled_documents()
+    kept_out = every["http"][0][:2] + every["terminal"][1][:2]
     corpus = write_corpus(tmp_path / "corpus", "kept-out", [kept_out], progress=lambda _: None)
     train_path, dev_path = build_document_pairs(tmp_path / "task", 40, 20, seed=0, pretraining_corpus=corpus)
     documents = first_occurrences(labelled_documents(exclude=frozenset(kept_out)))
@@ -110,3 +120,21 @@ def test_the_finetune_task_writes_its_files_once_and_reads_them_as_pairs(tmp_pat
     assert task.labels == ["other", "same"]
     assert all(example.text_b for example in task.read(dev))
     assert len(result.history) == 1 and 0 <= result.best_metrics["accuracy"] <= 1
+
+
+def test_story_pairs_are_pairs_of_held_out_stories(tmp_path):
+    """story-pairs: the same question on synthetic stories of their own random streams, never the corpus's
+    (its stories are those of split "corpus"), every `other` B in A's language."""
+    train_path, dev_path = build_story_pairs(tmp_path, 20, 20, seed=0, stories=40)
+    stories = story_documents(40, seed=0)
+    place = {s: (language, d, i) for language, docs in first_occurrences(stories).items()
+             for d, doc in enumerate(docs) for i, s in enumerate(doc)}
+    examples = read_tsv(train_path) + read_tsv(dev_path)
+    assert Counter(e.label for e in examples) == {"same": 80, "other": 80}
+    for example in examples:
+        (language_a, story_a, i), (language_b, story_b, j) = place[example.text_a], place[example.text_b]
+        assert language_a == language_b and (example.label == "same") == (story_a == story_b)
+        assert example.label == "other" or 0 < j - i <= MAX_GAP
+    corpus_story = [render([line.words], language, spaced=False)[0]
+                    for language, lines in [synthetic_story(0, "corpus", 0)] for line in lines]
+    assert corpus_story not in stories["en"] + stories["zh"]

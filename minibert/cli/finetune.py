@@ -4,8 +4,8 @@
     python -m minibert finetune --task glue-tsv --model bert-base-uncased/ --out runs/sst2 \\
         --train SST-2/train.tsv --dev SST-2/dev.tsv --lr 2e-5
 
-`sentiment`, `qa` and `ner` are synthetic tasks (data/synthetic), `package-topics` and `doc-pairs` real-text
-ones (written to data/ on first use); `glue-tsv`, `squad` and `conll` read your files. --model is a run folder
+`sentiment`, `qa`, `ner` and `story-pairs` are synthetic tasks, `package-topics` and `doc-pairs` real-text
+ones (all written to data/ on first use); `glue-tsv`, `squad` and `conll` read your files. --model is a run folder
 or a from_pretrained folder. The best epoch's model (on dev) is saved in --out, for `predict --model OUT`.
 """
 
@@ -17,7 +17,8 @@ or a from_pretrained folder. The best epoch's model (on dev) is saved in --out, 
 
 from minibert.cli.arguments import real_number, seed, whole_number
 
-TASK_NAMES = ("sentiment", "qa", "ner", "package-topics", "doc-pairs", "glue-tsv", "squad", "conll")
+TASK_NAMES = ("sentiment", "qa", "ner", "story-pairs", "package-topics", "doc-pairs", "glue-tsv", "squad",
+              "conll")
 
 
 def add_arguments(parser):

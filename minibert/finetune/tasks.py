@@ -2,27 +2,30 @@
 
 Three kinds of task, each a module with the same parts (see `classification.py`):
 
-    classification       ClassificationTask      sentiment (synthetic), package-topics and doc-pairs (real
-                                                 text), glue-tsv (your GLUE-style TSV)
+    classification       ClassificationTask      sentiment, story-pairs (synthetic), package-topics, doc-pairs
+                                                 (real text), glue-tsv (your GLUE-style TSV)
     question_answering   QuestionAnsweringTask   qa (synthetic), squad (your SQuAD v1.1 JSON)
     tagging              TaggingTask             ner (synthetic), conll (your CoNLL file)
 
-The synthetic tasks read `data/synthetic/{sentiment,qa,ner}_{train,dev}.*`, written there first when missing.
-The real-text tasks read `data/{package_topics,doc_pairs}/{train,dev}.tsv`, written there first when
-missing, from the docstrings of the libraries pip carries (`data/corpora/package_topics.py`): which library a
-sentence comes from (3 labels), and whether two sentences come from one document (`same` or `other`).
+A task's own files (TASKS) are written to data/ when missing; glue-tsv, squad and conll read yours.
 """
 
-# When the synthetic files are missing (minibert installed without its repository) they are written
-# there first, from the same seed. The real-text files are never committed: their text is that of the pip
-# installed here. They leave out every sentence of the pydocs corpus (data/pydocs/corpus.txt, built first
-# if missing), the corpus their question is meant to test; to leave out another corpus, build them with
-# `build_package_topics` or `build_document_pairs` and pass --train and --dev.
+# The synthetic tasks read data/synthetic/{sentiment,qa,ner}_{train,dev}.*, committed; when they are missing
+# (minibert installed without its repository) they are written there first, from the same seed. The others
+# read data/{story_pairs,package_topics,doc_pairs}/{train,dev}.tsv (document_pairs.py, package_topics.py):
+#     story-pairs     is B one of the 3 sentences after A in its synthetic story, or from another story?
+#     package-topics  which of pip's vendored libraries a docstring sentence comes from (3 labels)
+#     doc-pairs       is B one of the 3 sentences after A in its docstring document, or from another
+#                     document of the same library? (`same` or `other`, balanced, like story-pairs)
+# The real-text files are never committed: their text is that of the pip installed here. They leave out
+# every sentence of the pydocs corpus (data/pydocs/corpus.txt, built first if missing), the corpus their
+# question is meant to test; to leave out another corpus, build them with `build_package_topics` or
+# `build_document_pairs` and pass --train and --dev.
 
 from pathlib import Path
 
 from minibert.data.build import resolve_corpus
-from minibert.data.corpora.document_pairs import build_document_pairs
+from minibert.data.corpora.document_pairs import build_document_pairs, build_story_pairs
 from minibert.data.corpora.package_topics import build_package_topics
 from minibert.data.corpora.synthetic import write_tasks
 from minibert.errors import ConfigError
@@ -43,6 +46,12 @@ def write_synthetic(data_dir, log):
     write_tasks(data_dir, SYNTHETIC_SEED)
 
 
+def write_story_pairs(data_dir, log):
+    log(f"writing {data_dir}/train.tsv and dev.tsv from synthetic stories the corpus never holds "
+        f"(seed {SYNTHETIC_SEED})")
+    build_story_pairs(data_dir, seed=SYNTHETIC_SEED)
+
+
 def real_text_writer(build):
     """A writer of a real-text task's files: `build(out_dir, seed=, pretraining_corpus=)` without pydocs."""
     def write(data_dir, log):
@@ -59,6 +68,7 @@ TASKS = {
     "sentiment": ("classification", SYNTHETIC_DIR, "sentiment_{split}.tsv", write_synthetic),
     "qa": ("question_answering", SYNTHETIC_DIR, "qa_{split}.json", write_synthetic),
     "ner": ("tagging", SYNTHETIC_DIR, "ner_{split}.conll", write_synthetic),
+    "story-pairs": ("classification", Path("data") / "story_pairs", "{split}.tsv", write_story_pairs),
     "package-topics": ("classification", Path("data") / "package_topics", "{split}.tsv",
                        real_text_writer(build_package_topics)),
     "doc-pairs": ("classification", Path("data") / "doc_pairs", "{split}.tsv", real_text_writer(build_document_pairs)),

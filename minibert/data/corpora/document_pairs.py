@@ -23,11 +23,15 @@ documents go to train or dev, so no dev sentence has been seen in training, and 
 import numpy as np
 
 from minibert.data.corpora.package_topics import corpus_sentences, labelled_documents, split_documents, write_splits
+from minibert.data.corpora.synthetic import synthetic_story
+from minibert.data.corpora.synthetic_grammar import render
 from minibert.errors import DataError
 
 MAX_GAP = 3  # B is one of the 3 sentences after A
 PAIRS_PER_DOCUMENT = 10  # at most, per split: a long class document would otherwise fill half a split
 LABELS = ("same", "other")
+PAIR_HEADER = ("sentence1", "sentence2", "label")  # GLUE's sentence-pair columns (RTE, STS-B)
+STORIES = 300  # about 150 a language, 24 sentences each: 1,500 pairs a language at most
 
 
 def near_pairs(document, max_gap=MAX_GAP):
@@ -91,7 +95,7 @@ def split_pairs(documents, train_per_library, dev_per_library, seed, max_gap=MAX
             dev += library_pairs(dev_docs, dev_per_library, rng, max_gap)
             train += library_pairs(train_docs, train_per_library, rng, max_gap)
         except DataError as error:
-            raise DataError(f"library {library!r}: {error}") from None
+            raise DataError(f"{library!r}: {error}") from None
     return [train[i] for i in rng.permutation(len(train))], [dev[i] for i in rng.permutation(len(dev))]
 
 
@@ -99,6 +103,24 @@ def build_document_pairs(out_dir, train_per_library=300, dev_per_library=100, se
     """Write train.tsv and dev.tsv (`sentence1<TAB>sentence2<TAB>label`) to `out_dir`; returns their paths.
 
     pretraining_corpus: a corpus file (Google's format) whose sentences must not appear in the task."""
-    train, dev = split_pairs(labelled_documents(corpus_sentences(pretraining_corpus)), train_per_library,
-                             dev_per_library, seed)
-    return write_splits(out_dir, train, dev, header=("sentence1", "sentence2", "label"))
+    documents = labelled_documents(corpus_sentences(pretraining_corpus))
+    train, dev = split_pairs(documents, train_per_library, dev_per_library, seed)
+    return write_splits(out_dir, train, dev, header=PAIR_HEADER)
+
+
+def story_documents(count, seed=0):
+    """{language: [[sentence, ...] per story]}: `count` stories of the synthetic grammar, in natural form,
+    from random streams of their own ("pairs"), so that no story of the synthetic corpus is among them."""
+    documents = {"en": [], "zh": []}
+    for index in range(count):
+        language, lines = synthetic_story(seed, "pairs", index)
+        documents[language].append([render([line.words], language, spaced=False)[0] for line in lines])
+    return documents
+
+
+def build_story_pairs(out_dir, train_per_language=300, dev_per_language=100, seed=0, stories=STORIES):
+    """The same question on synthetic stories, for models pretrained on the synthetic corpus: is B one of the
+    sentences after A in its story, or from another story of the same language? Writes train.tsv and
+    dev.tsv like `build_document_pairs`."""
+    train, dev = split_pairs(story_documents(stories, seed), train_per_language, dev_per_language, seed)
+    return write_splits(out_dir, train, dev, header=PAIR_HEADER)
