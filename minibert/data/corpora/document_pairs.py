@@ -1,18 +1,18 @@
-"""A real-text sentence-pair task: do sentences A and B come from the same document?
+"""A sentence-pair task: do sentences A and B come from the same document?
 
-The text is package_topics' (the docstrings of the libraries pip carries, which no pretraining corpus here
-reads), grouped by document: a module or a class. A pair is `same` when B is one of the MAX_GAP sentences
-right after A in A's document, and `other` when B comes from another document of the same library. Whole
-documents go to train or dev, so no dev sentence has been seen in training, and every split holds as many
-`same` as `other` pairs, and as many pairs of each library.
+`doc-pairs` asks it of real text, package_topics' docstrings of the libraries pip carries (no pretraining
+corpus here reads them), grouped by module or class; `story-pairs` of synthetic stories the synthetic corpus
+never holds. A pair is `same` when B is one of the MAX_GAP sentences right after A in A's document, `other`
+when B comes from another document of the same library (or story language). Whole documents go to train or
+dev, and every split holds as many `same` as `other` pairs, and as many pairs of each library.
 """
 
 # Why "near" and not "next" or "anywhere in the document":
 # - B right after A (MAX_GAP = 1) is NSP's own question (IsNext), so a model pretrained with NSP would be
 #   tested on its training question, not on a sentence relation it has to transfer;
 # - B anywhere in a long class document is often about another method, a pair even a reader cannot call;
-# - B among the next 3 sentences is, nearly always, about the same function or idea as A: whether two
-#   sentences belong together, the relation the paper says NSP teaches (BERT section 3.1, "Task #2").
+# - B among the next 3 sentences is often still about A's function or idea: whether two sentences belong
+#   together is the relation the paper says NSP teaches (BERT section 3.1, "Task #2").
 # Keeping A before B keeps NSP's segment order, so the pretrained [CLS] sees the layout it was trained on.
 #
 # Why `other` comes from the same library: with any library, "same library?" (package_topics' question)
