@@ -16,9 +16,12 @@ dev, and every split holds as many `same` as `other` pairs, and as many pairs of
 # Keeping A before B keeps NSP's segment order, so the pretrained [CLS] sees the layout it was trained on.
 #
 # Why `other` comes from the same library: with any library, "same library?" (package_topics' question)
-# would answer most pairs. And why every A and every B is in one `same` and one `other` pair: each sentence
-# alone then says nothing about the label (a first sentence, "This module ...", is never a `same` B, and
-# would give a random B away); only the two together do.
+# would answer most pairs; and from a story of the same language, since a language change alone says `other`
+# (in NSP's pairs of the synthetic corpus it gives a NotNext away half the time).
+#
+# Why every A and every B is in one `same` and one `other` pair: each sentence alone then says nothing about
+# the label (a first sentence, "This module ...", is never a `same` B, and would give a random B away); only
+# the two together do.
 
 import numpy as np
 
