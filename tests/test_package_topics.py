@@ -25,6 +25,19 @@ def test_splits_are_balanced_and_never_share_a_document():
     assert split_examples(fake_documents(), 20, 10, seed=0) == (train, dev)  # seeded
 
 
+def test_a_sentence_repeated_across_documents_stays_on_one_side():
+    """The libraries repeat sentences in several documents; each is kept in its first document only, so a
+    dev sentence is never also a training sentence."""
+    documents = fake_documents()
+    repeated = "every document of every label repeats this sentence word for word."
+    for docs in documents.values():
+        for doc in docs:
+            doc.append(repeated)
+    train, dev = split_examples(documents, train_per_label=60, dev_per_label=30, seed=0)
+    assert not {s for s, _ in train} & {s for s, _ in dev}
+    assert [s for s, _ in train + dev].count(repeated) <= 1
+
+
 def test_asking_for_more_than_a_label_has_is_refused():
     with pytest.raises(DataError, match="label 'a' has .* fewer than"):
         split_examples(fake_documents(), train_per_label=500, dev_per_label=10, seed=0)

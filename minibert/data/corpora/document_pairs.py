@@ -25,7 +25,13 @@ dev, and every split holds as many `same` as `other` pairs, and as many pairs of
 
 import numpy as np
 
-from minibert.data.corpora.package_topics import corpus_sentences, labelled_documents, split_documents, write_splits
+from minibert.data.corpora.package_topics import (
+    corpus_sentences,
+    first_occurrences,
+    labelled_documents,
+    split_documents,
+    write_splits,
+)
 from minibert.data.corpora.synthetic import synthetic_story
 from minibert.data.corpora.synthetic_grammar import render
 from minibert.errors import DataError
@@ -63,25 +69,6 @@ def library_pairs(docs, count, rng, max_gap=MAX_GAP):
     same = [(a, b, "same") for _, a, b in picked]
     other = [(a, picked[(k + shift) % count][2], "other") for k, (_, a, _) in enumerate(picked)]
     return same + other
-
-
-def first_occurrences(documents):
-    """`documents` with each sentence kept in its first document only. The libraries repeat sentences
-    (rich documents a parameter alike in each function that takes it): a repeat would put a dev sentence in
-    training, and make an `other` pair of two sentences that stand side by side in a third document."""
-    seen, kept = set(), {}
-    for library, docs in documents.items():
-        kept[library] = []
-        for doc in docs:
-            new = []
-            for sentence in doc:
-                key = " ".join(sentence.split())  # as the TSV file will write it
-                if key not in seen:
-                    seen.add(key)
-                    new.append(sentence)
-            if new:
-                kept[library].append(new)
-    return kept
 
 
 def split_pairs(documents, train_per_library, dev_per_library, seed, max_gap=MAX_GAP):

@@ -48,6 +48,25 @@ def labelled_documents(exclude=frozenset()):
     return documents
 
 
+def first_occurrences(documents):
+    """`documents` with each sentence kept in its first document only. The libraries repeat sentences
+    (rich documents a parameter alike in each function that takes it): a repeat would put a dev sentence in
+    training (and, in the pair task, make an `other` pair of two sentences side by side in a third document)."""
+    seen, kept = set(), {}
+    for library, docs in documents.items():
+        kept[library] = []
+        for doc in docs:
+            new = []
+            for sentence in doc:
+                key = " ".join(sentence.split())  # as the TSV file will write it
+                if key not in seen:
+                    seen.add(key)
+                    new.append(sentence)
+            if new:
+                kept[library].append(new)
+    return kept
+
+
 def split_documents(docs, dev_size, rng, size=len):
     """(train documents, dev documents): whole documents in a seeded order, to dev until it holds
     `dev_size` (each document counted by `size`: its sentences, or what a task takes from it), then to train."""
@@ -65,7 +84,7 @@ def split_examples(documents, train_per_label, dev_per_label, seed):
     """(train, dev): lists of (sentence, label), `*_per_label` of each label, whole documents per side."""
     rng = np.random.default_rng(seed)
     train, dev = [], []
-    for label, docs in documents.items():
+    for label, docs in first_occurrences(documents).items():
         train_docs, dev_docs = split_documents(docs, dev_per_label, rng)
         train_sentences = [s for doc in train_docs for s in doc]
         dev_sentences = [s for doc in dev_docs for s in doc]
