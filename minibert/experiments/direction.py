@@ -1,0 +1,64 @@
+"""`direction`: which way should a language model read? The paper's Table 5 and §5.1.
+
+Three arms, the same model, data, steps and seed (masked LM only, no NSP):
+    bidirectional   BERT: every token sees both sides
+    causal          left to right (GPT's mask): a token sees only what stands before it
+    elmo            a left-to-right and a right-to-left model, trained apart, their outputs combined
+                    (ELMo, Peters et al. 2018); the right-to-left one is a causal model on reversed text
+                    (minibert/data/reverse.py)
+
+Measured on the right-context probe (minibert/train/probe.py: a blank only the words after it decide;
+ELMo adds the two models' log-probabilities) and downstream, on sentiment with frozen features (the mean
+of the last layer's vectors; for ELMo both models' means side by side). Frozen features rather than
+fine-tuning, because a causal model's [CLS], which fine-tuning reads, sees nothing but itself.
+"""
+
+from minibert.data.reverse import reverse_batch
+from minibert.experiments.downstream import feature_accuracy, load_task
+from minibert.experiments.pretraining import pretrain_in_memory
+from minibert.experiments.runner import Experiment
+from minibert.experiments.setup import base_settings, data_dir, run_config
+from minibert.train.probe import candidate_scores, probe_accuracy, read_probe
+
+ARMS = {"bidirectional": "bidirectional (BERT)", "causal": "left-to-right (GPT)",
+        "elmo": "left-to-right + right-to-left (ELMo)"}
+METRICS = {"probe": "right-context probe (%)", "sentiment": "sentiment, frozen features (%)"}
+# which trained models each arm reads: (attention, reads reversed text)
+MODELS = {"bidirectional": [("bidirectional", False)], "causal": [("causal", False)],
+          "elmo": [("causal", False), ("causal", True)]}
+
+
+def settings(mode):
+    return base_settings(mode)
+
+
+def model(kind, seed, settings, shared):
+    """The model of `kind` (attention, reversed) for this seed, pretrained once and shared by the arms."""
+    if kind not in shared:
+        attention, backwards = kind
+        config = run_config(settings, seed, attention=attention)
+        shared[kind] = pretrain_in_memory(config, data_dir(settings),
+                                          transform=reverse_batch if backwards else None)
+    return shared[kind]
+
+
+def run(arm, seed, settings, shared):
+    trained = [(model(kind, seed, settings, shared), kind[1]) for kind in MODELS[arm]]
+    tokenizer = trained[0][0].tokenizer
+    items, _ = read_probe(data_dir(settings) / "probe.jsonl", tokenizer)
+    scores = None
+    for pretrained, backwards in trained:
+        these = candidate_scores(pretrained.model, tokenizer, items,
+                                 transform=reverse_batch if backwards else None)
+        scores = these if scores is None else [a + b for a, b in zip(scores, these, strict=True)]
+    counts = probe_accuracy(None, tokenizer, items, scores=scores)
+    probe = 100 * sum(right for right, _ in counts.values()) / sum(total for _, total in counts.values())
+    data = load_task("sentiment", tokenizer, settings["train_size"], settings["dev_size"])
+    encoders = [(pretrained.model, reverse_batch if backwards else None) for pretrained, backwards in trained]
+    return {"probe": probe, "sentiment": feature_accuracy(encoders, data)}
+
+
+EXPERIMENT = Experiment(
+    name="direction", metrics=METRICS, arms=lambda mode: ARMS, settings=settings, run=run,
+    note=("chance on the probe is about 15% (1 in 6 or 7 candidates): a left-to-right model cannot "
+          "see the word that decides the blank; ELMo's right-to-left half can."))

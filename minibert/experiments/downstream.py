@@ -1,0 +1,161 @@
+"""The downstream measures of the experiments: fine-tuning a pretrained encoder on a task, and the
+feature-based alternative, a linear classifier on the frozen encoder's vectors (linear_probe.py).
+
+Tasks (`load_task`):
+    sentiment   synthetic, one sentence, positive / negative (data/synthetic/sentiment_*.tsv)
+    ner         synthetic, one BIO tag per word (data/synthetic/ner_*.conll)
+    coherence   synthetic pairs: is B the sentence after A, or from another story (synthetic_pairs.py)
+    order       synthetic pairs: are A and B in their order, or swapped (synthetic_pairs.py)
+    topics      real text: which library a documentation sentence comes from (package_topics.py)
+
+Fine-tuning is the library's (minibert/finetune/loop.py, its default recipe) on a copy of the encoder's
+weights, and reports the best epoch's dev score, as `python -m minibert finetune` does. Legend: N
+examples, S sequence length, H hidden size.
+"""
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from minibert.autograd import no_grad
+from minibert.data.corpora.package_topics import build_package_topics
+from minibert.data.corpora.synthetic_pairs import PAIR_TASKS, pair_examples
+from minibert.errors import ConfigError
+from minibert.experiments.linear_probe import fit_softmax_regression, predict
+from minibert.finetune import FineTuneConfig
+from minibert.finetune.loop import fine_tune
+from minibert.finetune.metrics import entity_scores
+from minibert.finetune.readers import TextExample
+from minibert.finetune.tasks import data_files, make_task
+from minibert.model import BertConfig
+from minibert.train.sentence_encoder import pool
+
+TASK_NAMES = ("sentiment", "ner", *PAIR_TASKS, "topics")
+
+
+@dataclass
+class TaskData:
+    name: str
+    task: object  # a ClassificationTask or TaggingTask, its labels fitted
+    train: list
+    dev: list
+
+
+def load_task(name, tokenizer, train_size=None, dev_size=None, seed=0):
+    """The task `name` read with `tokenizer`: `train_size` and `dev_size` examples (None: the files' all;
+    for the pair tasks and topics they are required)."""
+    if name in ("sentiment", "ner"):
+        task = make_task(name, tokenizer)
+        train_path, dev_path = data_files(name, log=lambda _: None)
+        train, dev = task.read(train_path)[:train_size], task.read(dev_path)[:dev_size]
+    elif name in PAIR_TASKS:
+        task = make_task("glue-tsv", tokenizer)
+        train, dev = ([TextExample(a, b, label, f"synthetic {name} pairs, {split} {index}")
+                       for index, (a, b, label) in enumerate(pair_examples(name, seed, split, size))]
+                      for split, size in (("train", train_size), ("dev", dev_size)))
+    elif name == "topics":
+        task = make_task("glue-tsv", tokenizer)
+        train_path, dev_path = topics_files(train_size, dev_size)
+        train, dev = task.read(train_path), task.read(dev_path)
+    else:
+        raise ConfigError(f"unknown task {name!r}; choose one of {', '.join(TASK_NAMES)}")
+    task.fit_labels(train)
+    return TaskData(name, task, train, dev)
+
+
+def topics_files(train_size, dev_size, data_dir=Path("data")):
+    """The package-topics task's train.tsv and dev.tsv with `train_size` and `dev_size` sentences in all
+    (a third per label), built once into data/package_topics/ and kept out of data/pydocs/corpus.txt."""
+    labels = 3
+    folder = data_dir / "package_topics" / f"train{train_size}-dev{dev_size}"
+    paths = folder / "train.tsv", folder / "dev.tsv"
+    if not all(path.is_file() for path in paths):
+        corpus = data_dir / "pydocs" / "corpus.txt"
+        paths = build_package_topics(folder, train_size // labels, dev_size // labels, seed=0,
+                                     pretraining_corpus=corpus if corpus.is_file() else None)
+    return paths
+
+
+def head_model(data, encoder, seed, random_init=False):
+    """The task's head on a copy of `encoder`'s weights (a BertForPreTraining), or on a fresh encoder of
+    the same config with random_init."""
+    config = BertConfig.from_dict(encoder.config.to_dict())
+    options = data.task.head_options()
+    if options.get("labels") is not None:
+        data.task.head.set_labels(config, options["labels"])
+    model = data.task.head(config, options.get("num_labels"), seed)
+    if not random_init:
+        model.bert.load_state_dict(encoder.bert.state_dict())
+    return model
+
+
+def fine_tune_score(encoder, data, seed, epochs=3, random_init=False, train=None):
+    """Dev score (%) of the best of `epochs` epochs of fine-tuning: accuracy, or entity F1 for ner.
+    train: a subset of the training examples (default: all)."""
+    model = head_model(data, encoder, seed, random_init)
+    settings = FineTuneConfig(epochs=epochs, seed=seed)
+    result = fine_tune(data.task, model, data.train if train is None else train, data.dev, settings,
+                       stream=io.StringIO())
+    return 100 * result.best_metrics[data.task.main_metric]
+
+
+def encoder_outputs(encoder, task, features, transform=None, batch_size=64):
+    """Yield (batch, sequence_output (B, S, H)) of the frozen encoder over the features' batches."""
+    encoder.eval()
+    for start in range(0, len(features), batch_size):
+        batch = task.batch(features[start:start + batch_size])
+        inputs = transform(batch) if transform is not None else batch
+        with no_grad():
+            sequence = encoder.bert(inputs["input_ids"], inputs["segment_ids"], inputs["input_mask"])
+        yield inputs, sequence.sequence_output.data
+
+
+def sentence_features(encoders, data, examples):
+    """(N, H * len(encoders)): the mean of each frozen encoder's last-layer token vectors, concatenated.
+    encoders: [(BertForPreTraining, transform or None)], e.g. a left-to-right and a right-to-left model."""
+    features = data.task.encode(examples)
+    # Mean pooling rather than [CLS]: in a causal model [CLS] sees only itself.
+    return np.concatenate([np.concatenate([pool(sequence, inputs["input_mask"])
+                                           for inputs, sequence in encoder_outputs(encoder, data.task, features,
+                                                                                   transform)])
+                           for encoder, transform in encoders], axis=1)
+
+
+def feature_accuracy(encoders, data):
+    """Dev accuracy (%) of a linear classifier on the frozen encoders' sentence features."""
+    labels = [data.task.labels.index(example.label) for example in data.train]
+    fitted = fit_softmax_regression(sentence_features(encoders, data, data.train), np.array(labels),
+                                    len(data.task.labels))
+    predicted = predict(fitted, sentence_features(encoders, data, data.dev))
+    gold = np.array([data.task.labels.index(example.label) for example in data.dev])
+    return 100 * float(np.mean(predicted == gold))
+
+
+def word_features(encoder, data, sentences):
+    """(vectors (W, H), tag ids (W,)) of every word that fits, read at its first piece (the paper's
+    feature-based NER, §5.3), and each sentence's word positions."""
+    features = data.task.encode(sentences)
+    vectors, tags = [], []
+    rows = iter(features)
+    for _, sequence in encoder_outputs(encoder, data.task, features):
+        for row in range(len(sequence)):
+            feature = next(rows)
+            for index, position in enumerate(feature["word_positions"]):
+                if position >= 0:
+                    vectors.append(sequence[row, position])
+                    tags.append(data.task.labels.index(feature["tags"][index]))
+    return np.array(vectors), np.array(tags), [f["word_positions"] for f in features]
+
+
+def tagging_feature_f1(encoder, data):
+    """Dev entity F1 (%) of a linear tagger on the frozen encoder's word vectors (words that did not fit
+    are predicted O)."""
+    train_x, train_y, _ = word_features(encoder, data, data.train)
+    fitted = fit_softmax_regression(train_x, train_y, len(data.task.labels))
+    dev_x, _, positions = word_features(encoder, data, data.dev)
+    guesses, predicted = iter(predict(fitted, dev_x)), []
+    for word_positions in positions:
+        predicted.append([data.task.labels[next(guesses)] if p >= 0 else "O" for p in word_positions])
+    return 100 * entity_scores([sentence.tags for sentence in data.dev], predicted)["f1"]
