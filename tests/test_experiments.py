@@ -17,7 +17,7 @@ from minibert.cli import main
 from minibert.data.reverse import reverse_batch
 from minibert.errors import ConfigError
 from minibert.experiments import EXPERIMENTS, load_experiment
-from minibert.experiments.linear_probe import fit_softmax_regression, predict
+from minibert.experiments.linear_probe import fit_linear_classifier, predict
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.results import draw_results, results_record
 from minibert.experiments.runner import Experiment, run_experiment, run_path
@@ -187,9 +187,9 @@ def test_reverse_batch_turns_only_the_real_tokens_and_keeps_the_masked_ones(rng)
 def test_the_linear_probe_separates_what_is_separable(rng):
     features = rng.normal(size=(300, 5))
     labels = (features[:, 0] + 0.5 * features[:, 3] > 0).astype(int)
-    fitted = fit_softmax_regression(features[:200], labels[:200], 2)
+    fitted = fit_linear_classifier(features[:200], labels[:200], 2)
     assert np.mean(predict(fitted, features[200:]) == labels[200:]) > 0.9
-    shuffled = fit_softmax_regression(features[:200], rng.permutation(labels[:200]), 2)
+    shuffled = fit_linear_classifier(features[:200], rng.permutation(labels[:200]), 2)
     assert np.mean(predict(shuffled, features[200:]) == labels[200:]) < 0.75
 
 

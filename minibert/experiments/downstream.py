@@ -22,15 +22,15 @@ import numpy as np
 from minibert.autograd import no_grad
 from minibert.data.corpora.package_topics import build_package_topics
 from minibert.data.corpora.synthetic_pairs import PAIR_TASKS, pair_examples
+from minibert.data.reverse import reverse_batch, reversed_positions
 from minibert.errors import ConfigError
-from minibert.experiments.linear_probe import fit_softmax_regression, predict
+from minibert.experiments.linear_probe import fit_linear_classifier, predict
 from minibert.finetune import FineTuneConfig
 from minibert.finetune.loop import fine_tune
 from minibert.finetune.metrics import entity_scores
 from minibert.finetune.readers import TextExample
 from minibert.finetune.tasks import data_files, make_task
 from minibert.model import BertConfig
-from minibert.train.sentence_encoder import pool
 
 TASK_NAMES = ("sentiment", "ner", *PAIR_TASKS, "topics")
 
@@ -67,9 +67,9 @@ def load_task(name, tokenizer, train_size=None, dev_size=None, seed=0):
 
 def topics_files(train_size, dev_size, data_dir=Path("data")):
     """The package-topics task's train.tsv and dev.tsv with `train_size` and `dev_size` sentences in all
-    (a third per label), built once into data/package_topics/ and kept out of data/pydocs/corpus.txt."""
+    (a third per label), built once beside pydocs's shards and kept out of data/pydocs/corpus.txt."""
     labels = 3
-    folder = data_dir / "package_topics" / f"train{train_size}-dev{dev_size}"
+    folder = data_dir / "pydocs" / "build" / f"package-topics-train{train_size}-dev{dev_size}"
     paths = folder / "train.tsv", folder / "dev.tsv"
     if not all(path.is_file() for path in paths):
         corpus = data_dir / "pydocs" / "corpus.txt"
@@ -101,45 +101,38 @@ def fine_tune_score(encoder, data, seed, epochs=3, random_init=False, train=None
     return 100 * result.best_metrics[data.task.main_metric]
 
 
-def encoder_outputs(encoder, task, features, transform=None, batch_size=64):
-    """Yield (batch, sequence_output (B, S, H)) of the frozen encoder over the features' batches."""
+def encoder_outputs(encoder, task, features, backwards=False, batch_size=64):
+    """Yield (batch, sequence_output (B, S, H)) of the frozen encoder over the features' batches.
+
+    backwards: the encoder reads each sequence reversed (a right-to-left model, minibert/data/reverse.py);
+    its outputs are put back in the original order, so position i is token i in both directions."""
     encoder.eval()
     for start in range(0, len(features), batch_size):
         batch = task.batch(features[start:start + batch_size])
-        inputs = transform(batch) if transform is not None else batch
+        inputs = reverse_batch(batch) if backwards else batch
         with no_grad():
-            sequence = encoder.bert(inputs["input_ids"], inputs["segment_ids"], inputs["input_mask"])
-        yield inputs, sequence.sequence_output.data
+            sequence = encoder.bert(inputs["input_ids"], inputs["segment_ids"],
+                                    inputs["input_mask"]).sequence_output.data  # (B, S, H)
+        if backwards:  # reversing is its own inverse
+            sequence = np.take_along_axis(sequence, reversed_positions(batch["input_mask"])[:, :, None], axis=1)
+        yield batch, sequence
 
 
-def sentence_features(encoders, data, examples):
-    """(N, H * len(encoders)): the mean of each frozen encoder's last-layer token vectors, concatenated.
-    encoders: [(BertForPreTraining, transform or None)], e.g. a left-to-right and a right-to-left model."""
-    features = data.task.encode(examples)
-    # Mean pooling rather than [CLS]: in a causal model [CLS] sees only itself.
-    return np.concatenate([np.concatenate([pool(sequence, inputs["input_mask"])
-                                           for inputs, sequence in encoder_outputs(encoder, data.task, features,
-                                                                                   transform)])
-                           for encoder, transform in encoders], axis=1)
+def token_vectors(encoders, task, features):
+    """Yield (batch, (B, S, H * len(encoders))): each encoder's last-layer vectors side by side.
+    encoders: [(BertForPreTraining, backwards)], e.g. a left-to-right and a right-to-left model (ELMo)."""
+    streams = [encoder_outputs(encoder, task, features, backwards) for encoder, backwards in encoders]
+    for outputs in zip(*streams, strict=True):
+        yield outputs[0][0], np.concatenate([sequence for _, sequence in outputs], axis=-1)
 
 
-def feature_accuracy(encoders, data):
-    """Dev accuracy (%) of a linear classifier on the frozen encoders' sentence features."""
-    labels = [data.task.labels.index(example.label) for example in data.train]
-    fitted = fit_softmax_regression(sentence_features(encoders, data, data.train), np.array(labels),
-                                    len(data.task.labels))
-    predicted = predict(fitted, sentence_features(encoders, data, data.dev))
-    gold = np.array([data.task.labels.index(example.label) for example in data.dev])
-    return 100 * float(np.mean(predicted == gold))
-
-
-def word_features(encoder, data, sentences):
-    """(vectors (W, H), tag ids (W,)) of every word that fits, read at its first piece (the paper's
-    feature-based NER, §5.3), and each sentence's word positions."""
+def word_features(encoders, data, sentences):
+    """(vectors (W, H * len(encoders)), tag ids (W,), each sentence's word positions): every word that fits,
+    read at its first piece (the paper's feature-based NER, §5.3)."""
     features = data.task.encode(sentences)
     vectors, tags = [], []
     rows = iter(features)
-    for _, sequence in encoder_outputs(encoder, data.task, features):
+    for _, sequence in token_vectors(encoders, data.task, features):
         for row in range(len(sequence)):
             feature = next(rows)
             for index, position in enumerate(feature["word_positions"]):
@@ -149,12 +142,12 @@ def word_features(encoder, data, sentences):
     return np.array(vectors), np.array(tags), [f["word_positions"] for f in features]
 
 
-def tagging_feature_f1(encoder, data):
-    """Dev entity F1 (%) of a linear tagger on the frozen encoder's word vectors (words that did not fit
+def tagging_feature_f1(encoders, data):
+    """Dev entity F1 (%) of a linear tagger on the frozen encoders' word vectors (words that did not fit
     are predicted O)."""
-    train_x, train_y, _ = word_features(encoder, data, data.train)
-    fitted = fit_softmax_regression(train_x, train_y, len(data.task.labels))
-    dev_x, _, positions = word_features(encoder, data, data.dev)
+    train_x, train_y, _ = word_features(encoders, data, data.train)
+    fitted = fit_linear_classifier(train_x, train_y, len(data.task.labels))
+    dev_x, _, positions = word_features(encoders, data, data.dev)
     guesses, predicted = iter(predict(fitted, dev_x)), []
     for word_positions in positions:
         predicted.append([data.task.labels[next(guesses)] if p >= 0 else "O" for p in word_positions])

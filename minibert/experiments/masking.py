@@ -34,7 +34,7 @@ def run(arm, seed, settings, shared):
     sentiment = load_task("sentiment", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
     ner = load_task("ner", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
     return {"finetune": fine_tune_score(pretrained.model, sentiment, seed, settings["epochs"]),
-            "ner_features": tagging_feature_f1(pretrained.model, ner)}
+            "ner_features": tagging_feature_f1([(pretrained.model, False)], ner)}
 
 
 EXPERIMENT = Experiment(

@@ -14,17 +14,21 @@ from minibert.experiments.runner import Experiment
 from minibert.experiments.setup import base_settings, data_dir, run_config
 from minibert.runtime.threads import training_threads
 from minibert.train import run_setup
+from minibert.train.presets import RUN_PRESETS
 
 MODELS = {"tiny": "tiny (2x64)", "tiny-deep": "tiny-deep (4x64)", "mini": "mini (4x256)"}
 ARMS = {f"{model}-{budget}": f"{label}, equal {budget}" for budget in ("steps", "time") for model, label in
         MODELS.items()}
 METRICS = {"mlm": "held-out MLM accuracy (%)", "finetune": "sentiment, fine-tuned (%)"}
-BUDGETS = {"quick": {"steps": 40, "seconds": 4.0}, "full": {"steps": 300, "seconds": 40.0}}
+LEARNING_RATES = {"tiny": RUN_PRESETS["tiny"].lr, "tiny-deep": RUN_PRESETS["tiny"].lr, "mini": RUN_PRESETS["mini"].lr}
+# mini's step costs about 20 tiny steps here, so the full budget is what 3 seeds of mini can afford
+BUDGETS = {"quick": {"steps": 40, "seconds": 4.0}, "full": {"steps": 120, "seconds": 30.0}}
 
 
 def settings(mode):
     budget = BUDGETS[mode]
-    return base_settings(mode, time_seconds=budget["seconds"], pretrain={"steps": budget["steps"]})
+    changes = {"train_size": 1000} if mode == "full" else {}  # mini fine-tunes slowly too
+    return base_settings(mode, time_seconds=budget["seconds"], pretrain={"steps": budget["steps"]}, **changes)
 
 
 def steps_in(config, settings, seconds):
@@ -38,7 +42,8 @@ def steps_in(config, settings, seconds):
 
 def run(arm, seed, settings, shared):
     model, _, budget = arm.rpartition("-")
-    config = run_config(settings, seed, model=model)
+    # each size at its own preset's learning rate (a wider model wants a lower one: mini 1e-3, tiny 3e-3)
+    config = run_config(settings, seed, model=model, lr=LEARNING_RATES[model])
     steps = config.steps if budget == "steps" else steps_in(config, settings, settings["time_seconds"])
     pretrained = pretrain_in_memory(config, data_dir(settings), steps=steps)
     sentiment = load_task("sentiment", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
