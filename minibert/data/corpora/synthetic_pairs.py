@@ -9,7 +9,8 @@ Two tasks, each a GLUE-style TSV (`sentence1<TAB>sentence2<TAB>label`, as MRPC o
   (`swapped`). This is what ALBERT's sentence-order prediction (SOP) pretrains on.
 
 The stories come from their own random streams (`synthetic_story` with split "pairs-train" or "pairs-dev"),
-never those of corpus.txt or of the probe, so no pair was seen in pretraining. Text is in natural form.
+never those of corpus.txt or of the probe: the corpus has the grammar's sentences, not these stories. Text
+is in natural form.
 `python -m minibert experiment nsp` measures NSP, SOP and no sentence loss on both.
 """
 
