@@ -144,7 +144,7 @@ def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, he
     return "\n".join(parts) + "\n"
 
 
-def dot_plot_svg(panels, title=None, panel_width=260, height=340):
+def dot_plot_svg(panels, title=None, panel_width=260, plot_height=240):
     """Side-by-side panels, one per measure, each with one column of dots per group: every seed's value as
     a dot, the group's mean as a short bar. `panels` maps a panel title to {group name: [values]}, e.g.
     {"dev accuracy (%)": {"80/10/10": [81.0, 83.5, 82.1], "100/0/0": [...]}}.
@@ -153,8 +153,11 @@ def dot_plot_svg(panels, title=None, panel_width=260, height=340):
     """
     if not panels or not any(values for groups in panels.values() for values in groups.values()):
         raise ValueError("dot_plot_svg got no values to draw")
-    label_room = max(_text_px(name) for groups in panels.values() for name in groups) * 0.75 + 16
-    top, bottom = 30 + (24 if title else 0), height - label_room
+    # group names are written at 45 degrees under the axis: their height is about 0.71 of their width
+    label_room = max(_text_px(name) for groups in panels.values() for name in groups) * 0.71 + 20
+    top = 30 + (24 if title else 0)
+    bottom = top + plot_height
+    height = bottom + label_room
     width = 20 + len(panels) * panel_width
     parts = [_open_svg(width, height)]
     if title:
