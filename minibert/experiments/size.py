@@ -22,12 +22,13 @@ ARMS = {f"{model}-{budget}": f"{label}, equal {budget}" for budget in ("steps", 
 METRICS = {"mlm": "held-out MLM accuracy (%)", "finetune": "sentiment, fine-tuned (%)"}
 LEARNING_RATES = {"tiny": RUN_PRESETS["tiny"].lr, "tiny-deep": RUN_PRESETS["tiny"].lr, "mini": RUN_PRESETS["mini"].lr}
 # mini's step costs about 20 tiny steps here, so the full budget is what 3 seeds of mini can afford
-BUDGETS = {"quick": {"steps": 40, "seconds": 4.0}, "full": {"steps": 120, "seconds": 30.0}}
+BUDGETS = {"quick": {"steps": 20, "seconds": 2.0}, "full": {"steps": 120, "seconds": 30.0}}
 
 
 def settings(mode):
     budget = BUDGETS[mode]
-    changes = {"train_size": 1000} if mode == "full" else {}  # mini fine-tunes slowly too
+    # mini fine-tunes slowly too: fewer examples, and in quick mode one epoch
+    changes = {"train_size": 1000} if mode == "full" else {"train_size": 200, "epochs": 1}
     return base_settings(mode, time_seconds=budget["seconds"], pretrain={"steps": budget["steps"]}, **changes)
 
 
