@@ -231,3 +231,15 @@ def test_the_synthetic_pair_tasks_are_balanced_and_labelled_by_their_rule(kind):
         else:
             assert not in_order
     assert pair_examples(kind, 0, "dev", 60) == examples
+
+
+def test_one_real_experiment_runs_end_to_end_at_a_tiny_size(small_corpus):
+    """masking's 100/0/0 arm on the small corpus: 3 steps, 32 fine-tuning examples; a smoke test (its
+    numbers mean nothing), so it checks only that every metric comes back as a percentage."""
+    from minibert.experiments import masking
+    from minibert.experiments.setup import base_settings
+    settings = base_settings("quick", train_size=32, dev_size=16, epochs=1, pretrain={
+        "corpus": str(small_corpus), "max_seq_length": 32, "max_predictions_per_seq": 5, "vocab_size": 1000,
+        "batch_size": 8, "steps": 3})
+    metrics = masking.run("100-0-0", 0, settings, {})
+    assert set(metrics) == set(masking.METRICS) and all(0 <= value <= 100 for value in metrics.values())
