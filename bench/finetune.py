@@ -59,7 +59,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", help="run folder or from_pretrained folder (default: a random tiny model)")
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, from sentiment,qa,ner")
-    parser.add_argument("--epochs", type=int, default=None, help="epochs (default: the command's 3)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="epochs (default: the command's: 3, more for a small set)")
     parser.add_argument("--lr", type=float, default=None, help="learning rate (default: the command's)")
     parser.add_argument("--qa-max-seq-length", type=int, default=None,
                         help="QA window length (default: the command's, 384 cut to the pretraining length)")
@@ -85,7 +86,7 @@ def main():
     print(f"{'task':10} {'start':10} {'metric':18} {'value':>7} {'epochs':>6} {'seconds':>8}")
     for task_name in tasks:
         for random_init in inits:
-            settings = FineTuneConfig(learning_rate=args.lr, epochs=epochs or 3)
+            settings = FineTuneConfig(learning_rate=args.lr, epochs=epochs)
             given = {"max_seq_length": args.qa_max_seq_length, "doc_stride": args.qa_doc_stride}
             options = {name: value for name, value in given.items() if value is not None and task_name == "qa"}
             started = time.perf_counter()
@@ -98,7 +99,7 @@ def main():
             value = result.best_metrics[metric] * scale
             extra = f" (EM {result.best_metrics['exact_match']:.1f})" if task_name == "qa" else ""
             print(f"{task_name:10} {'random' if random_init else 'pretrained':10} "
-                  f"{('dev ' + metric + extra):18} {value:7.1f} {settings.epochs:6d} "
+                  f"{('dev ' + metric + extra):18} {value:7.1f} {len(result.history):6d} "
                   f"{time.perf_counter() - started:8.1f}", flush=True)
     if temporary is not None:
         temporary.cleanup()

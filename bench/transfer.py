@@ -46,7 +46,8 @@ def main():
                         help="the corpus file the model was pretrained on, whose sentences are kept out of the "
                              "task (default: data/pydocs/corpus.txt, built if missing)")
     parser.add_argument("--lr", type=float, default=None, help="fine-tuning learning rate (default: the command's)")
-    parser.add_argument("--epochs", type=int, default=3, help="fine-tuning epochs (default: the command's 3)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="fine-tuning epochs (default: the command's: 3, more for a small set)")
     parser.add_argument("--starts", default="pretrained,random",
                         help="which starts to fine-tune from (default both: pretrained,random)")
     parser.add_argument("--task-dir", default=None, help="where train.tsv and dev.tsv go (default: a temp dir)")

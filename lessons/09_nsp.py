@@ -60,8 +60,10 @@ labels = [instance.next_sentence_label for seed in range(400)
 print(f"{len(labels)} instances from document 0: NotNext share {np.mean(labels):.3f}")
 
 # %% [markdown]
-# RoBERTa (Liu et al. 2019) later found that with enough data NSP can be dropped; ALBERT replaced it with
-# sentence-order prediction (SOP: B always follows A, sometimes swapped). Both are switches here:
+# RoBERTa (Liu et al. 2019) later found that dropping NSP, with inputs packed from whole contiguous
+# sentences, matched or slightly improved the downstream results; ALBERT (Lan et al. 2019) argued NSP is
+# too easy, since a NotNext B is usually on another topic, and replaced it with sentence-order prediction
+# (SOP: B always follows A, sometimes swapped). Both are switches here:
 # `InstanceConfig(sentence_task="none" | "sop")`.
 
 # %%

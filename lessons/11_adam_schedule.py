@@ -2,7 +2,8 @@
 # # Lesson 11 — Adam, warmup and linear decay, and BERT's missing bias correction
 #
 # BERT pretrains with Adam at lr 1e-4, a linear warmup over the first 10,000 of 1,000,000 steps, then a
-# linear decay to 0 (paper, appendix A.2), weight decay 0.01 and gradients clipped to norm 1.0.
+# linear decay to 0, with weight decay 0.01 (paper, appendix A.2); Google's `optimization.py` also clips the
+# gradients to a global norm of 1.0, which the paper does not mention.
 # `minibert/optim/adam.py` holds three update rules side by side: Adam, AdamW, and Google's
 # `AdamWeightDecay` (`BertAdam`), which has **no bias correction**.
 

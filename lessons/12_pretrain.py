@@ -139,8 +139,8 @@ print(f"speed: about {tokens_per_second:,.0f} tokens per second")
 
 # %% [markdown]
 # NSP rises fast here: a NotNext B of the synthetic corpus is about other people, often in the other
-# language, so a few hundred steps learn to spot it (RoBERTa's complaint that NSP is too easy). MLM is
-# harder: first the model learns which tokens are frequent, then which follow which.
+# language, so a few hundred steps learn to spot it (ALBERT's complaint, Lan et al. 2019: the topic alone
+# gives NSP away). MLM is harder: first the model learns which tokens are frequent, then which follow which.
 
 # %% [markdown]
 # ## What the trained model guesses

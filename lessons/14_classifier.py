@@ -29,6 +29,7 @@ from minibert.finetune.predict import classify
 from minibert.finetune.tasks import data_files
 from minibert.model import BertConfig
 from minibert.tokenizer import BertTokenizer
+from minibert.train import pretrain, run_preset
 from minibert.train.logs import LOG_FILE, read_log
 from minibert.viz import line_chart, line_chart_svg
 from minibert.viz.text_width import pad_right
@@ -46,9 +47,9 @@ for example in train[:4]:
 # %% [markdown]
 # ## The model: a tiny BERT and one new Linear layer
 #
-# Here the encoder starts from random weights, so the lesson runs anywhere; lesson 12's pretrained model
-# can be the start instead (the command at the end; `--full` compares the two). `set_labels` writes the
-# label names into the config, as HuggingFace's `id2label`, so they travel with the saved model.
+# Here the encoder starts from random weights; the fine-tuning section below sets it against a pretrained
+# one. `set_labels` writes the label names into the config, as HuggingFace's `id2label`, so they travel
+# with the saved model.
 
 # %%
 config = BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size)
@@ -85,19 +86,62 @@ print(f"logits    {np.round(logits.data[0], 4)}  ->  softmax "
 print(f"model(...) gives the same logits: {same}")
 
 # %% [markdown]
-# ## Fine-tune
+# ## What pretraining is worth, when task data is scarce
 #
-# The paper's recipe (§4, appendix A.3): AdamW, linear warmup over 10% of the steps then decay, batch 32,
-# a few epochs, the dev set scored after each epoch and the best epoch kept. The learning rate is the one
-# number that changes: the paper's 2e-5 to 5e-5 suits BERT-base; `tiny` (H 64) learns at 1e-3
-# (`default_learning_rate` cites the measurements). Its progress line shows on the terminal as it runs.
+# The article's claim: pretraining is what lets fine-tuning work with little labelled data. Here it is
+# measured. A `tiny` encoder pretrained for 500 steps on the synthetic stories (lesson 12's quick run, made
+# here with a fixed step count; about 20 s), and the same architecture from random weights, are each
+# fine-tuned on the first 400 training sentences, with the same recipe and seed. The stories contain
+# opinions written like the task's ("这 部 电影 一点 也 不 感人"), so MLM has seen negation and contrast in
+# context; the sentiment labels it has never seen.
+#
+# The recipe: the paper's batch 32 and a few epochs (appendix A.3, which keeps the pretraining optimizer),
+# with Google's run_classifier.py for the rest: Adam with decoupled weight decay, linear warmup over 10% of
+# the steps then decay; the dev set is scored after each epoch and the best epoch kept. Two things change
+# for a small model on a small set: the learning rate (the paper's 2e-5 to 5e-5 suits BERT-base; `tiny`,
+# H 64, learns at 1e-3, `default_learning_rate`), and the number of epochs: 3 epochs of 400 sentences are
+# 39 steps, so the default runs more, until there are at least 500 steps or 20 epochs
+# (`minibert/finetune/plateau.py` says why).
 
 # %%
-EPOCHS = 10 if course.FULL else 8
+SMALL = 400
+pretrained_dir = course.OUTPUT / "14_pretrained_tiny"
+if not (pretrained_dir / "checkpoint.npz").is_file():
+    if pretrained_dir.exists():
+        shutil.rmtree(pretrained_dir)  # a run stopped half-way: start it again
+    pretrain(run_preset("tiny", steps=500, eval_every=250, checkpoint_every=500), pretrained_dir,
+             data_dir=course.ROOT / "data" / "synthetic", show_examples=False)
+small_runs = {}
+for start in ("pretrained", "random"):
+    encoder = (BertForSequenceClassification.from_pretrained(pretrained_dir, labels=task.labels)
+               if start == "pretrained" else BertForSequenceClassification(config, seed=0))
+    small_runs[start] = fine_tune(task, encoder, train[:SMALL], dev, FineTuneConfig(seed=0))
+print(f"\n{SMALL} training sentences, {len(dev)} dev sentences; dev accuracy after each epoch:")
+print(f"{'epoch':>5} {'pretrained':>11} {'random':>8}")
+for pretrained_entry, random_entry in zip(small_runs["pretrained"].history, small_runs["random"].history,
+                                          strict=True):
+    print(f"{pretrained_entry['epoch']:>5} {pretrained_entry['dev']['accuracy']:>11.1%} "
+          f"{random_entry['dev']['accuracy']:>8.1%}")
+best = {start: run.best_metrics["accuracy"] for start, run in small_runs.items()}
+print(f"best: pretrained {best['pretrained']:.1%}, random {best['random']:.1%}: pretraining is worth "
+      f"{100 * (best['pretrained'] - best['random']):+.1f} points here")
+
+# %% [markdown]
+# Measured across seeds (tests/test_learning_claims.py asserts it on NER, docs/experiments.md runs it as the
+# `pretraining-worth` experiment): the pretrained start is ahead on a few hundred sentences, by a few points
+# here and more on tasks whose words pretraining has seen in context, such as NER. The gap shrinks as the
+# task data grows, which the next cell shows.
+#
+# ## Fine-tune on the whole set, from random weights
+#
+# With all 2,000 sentences the random encoder gets there too: this synthetic task is small and regular
+# enough. Its progress line shows on the terminal as it runs.
+
+# %%
 out_dir = course.OUTPUT / "14_sentiment"
 if out_dir.exists():
     shutil.rmtree(out_dir)  # the log is appended to; this lesson starts over
-result = fine_tune(task, model, train, dev, FineTuneConfig(epochs=EPOCHS), out_dir=out_dir)
+result = fine_tune(task, model, train, dev, FineTuneConfig(), out_dir=out_dir)
 
 print(f"{'epoch':>5} {'train loss':>11} {'dev accuracy':>13} {'F1':>7} {'Matthews':>9}")
 for entry in result.history:
@@ -110,7 +154,8 @@ print(f"best: epoch {result.best_epoch}, dev accuracy {result.best_metrics['accu
 # %% [markdown]
 # The loss sits at ln 2 = 0.693 (a coin) for the first epochs, then drops: a random encoder's [CLS]
 # vector says little about the sentence until attention has learned to gather the words that matter,
-# negations included. A pretrained encoder starts with useful attention and leaves the plateau sooner.
+# negations included. The paper's 3 epochs would have stopped on that plateau (189 steps); a run that ends
+# at chance prints a warning that says so and what to try.
 # Matthews correlation is 0 for a model that always says one label, whatever the label balance (GLUE
 # reports it for CoLA for that reason).
 
@@ -157,27 +202,7 @@ for example, predicted in wrong[:5]:
     print(f"  {pad_right(example.text_a, 60)} gold {example.label}, predicted {predicted}")
 
 # %% [markdown]
-# ## --full: what pretraining is worth
-#
-# With `--full` the same fine-tuning runs again from lesson 12's pretrained encoder (run lesson 12 first;
-# its run folder is in lessons/output/), and the two dev curves are compared.
-
-# %%
-pretrained_dir = next((folder for folder in (course.OUTPUT / "12_pretrain_run_full",
-                                             course.OUTPUT / "12_pretrain_run")
-                       if (folder / "checkpoint.npz").is_file()), None)
-if course.FULL and pretrained_dir is None:
-    print("no lesson 12 run folder in lessons/output/: run `python lessons/12_pretrain.py` first")
-elif course.FULL:
-    start = BertForSequenceClassification.from_pretrained(pretrained_dir, labels=task.labels)
-    from_pretrained = fine_tune(task, start, train, dev, FineTuneConfig(epochs=EPOCHS))
-    print(f"{'epoch':>5} {'random start':>13} {'pretrained start':>17}   (dev accuracy)")
-    for random_entry, pretrained_entry in zip(result.history, from_pretrained.history, strict=True):
-        print(f"{random_entry['epoch']:>5} {random_entry['dev']['accuracy']:>13.1%} "
-              f"{pretrained_entry['dev']['accuracy']:>17.1%}")
-
-# %% [markdown]
 # The same from the command line, and the saved model on your own sentences:
 #
-#     python -m minibert finetune --task sentiment --model lessons/output/12_pretrain_run --out runs/sentiment
+#     python -m minibert finetune --task sentiment --model lessons/output/14_pretrained_tiny --out runs/sentiment
 #     python -m minibert predict --model lessons/output/14_sentiment "这部电影真好看"

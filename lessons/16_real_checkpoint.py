@@ -140,8 +140,8 @@ print(f"  {'total':<42} {total:>12,}")
 print(f"one encoder layer: {counts['encoder layers'] // config.num_hidden_layers:,} parameters")
 
 # %% [markdown]
-# The article's figures (and the paper's), 110M for BERT-base and 340M for BERT-large, from the same count
-# with their configs.
+# The article's figures (and the paper's) are 110M for BERT-base and 340M for BERT-large; the same count with
+# their configs gives 110.1M and 336.2M (the paper rounded the second).
 # In a small model the vocabulary dominates (all-MiniLM-L6-v2: half of it is its word embeddings); in
 # BERT-base the 12 layers do, though its word-embedding matrix alone (30,522 × 768) is still a fifth.
 

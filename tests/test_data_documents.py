@@ -32,11 +32,22 @@ def test_chinese_words_come_from_the_spaces_of_the_corpus():
                                              True]
 
 
+def test_chinese_without_spaces_is_one_word_per_character():
+    """`小明给小红送了一本书。` with no space between its characters gives no word boundaries: each character is
+    its own word, as Google's code makes it, not one word per run of characters (which would hide whole
+    clauses at once)."""
+    line = "小明给小红送了一本书。"
+    tokens = TOKENIZER.tokenize(line)
+    assert word_starts_of(line, tokens).tolist() == [True] * len(tokens)
+    tokens = TOKENIZER.tokenize("the cat 小明给")
+    assert word_starts_of("the cat 小明给", tokens).tolist() == [True] * 5
+
+
 @settings(derandomize=True, max_examples=40)
-@given(words=st.lists(st.text(alphabet=CHINESE, min_size=1, max_size=3), min_size=1, max_size=10))
+@given(words=st.lists(st.text(alphabet=CHINESE, min_size=1, max_size=3), min_size=2, max_size=10))
 def test_each_chinese_word_is_one_unit(words):
-    """Any sequence of Chinese words joined by spaces: the word starts split the tokens back into exactly
-    those words."""
+    """Any sequence of two or more Chinese words joined by spaces: the word starts split the tokens back into
+    exactly those words. (A line of one word has no space to show that it is segmented.)"""
     line = " ".join(words)
     sentence = tokenize_sentence(line, TOKENIZER)
     tokens = TOKENIZER.convert_ids_to_tokens(sentence.ids.tolist())

@@ -4,9 +4,9 @@
     python -m minibert finetune --task glue-tsv --model bert-base-uncased/ --out runs/sst2 \\
         --train SST-2/train.tsv --dev SST-2/dev.tsv --lr 2e-5
 
-`sentiment`, `qa` and `ner` are the synthetic tasks in data/synthetic; `glue-tsv`, `squad` and `conll`
-read your files. --model is a run folder from `pretrain` or a from_pretrained folder. The best epoch's
-model (on dev) is saved in --out, ready for `python -m minibert predict --model OUT`.
+`sentiment`, `qa`, `ner` and `story-pairs` are synthetic tasks, `package-topics` and `doc-pairs` real-text
+ones (all written to data/ on first use); `glue-tsv`, `squad` and `conll` read your files. --model is a run folder
+or a from_pretrained folder. The best epoch's model (on dev) is saved in --out, for `predict --model OUT`.
 """
 
 # More examples:
@@ -17,17 +17,19 @@ model (on dev) is saved in --out, ready for `python -m minibert predict --model 
 
 from minibert.cli.arguments import real_number, seed, whole_number
 
-TASK_NAMES = ("sentiment", "qa", "ner", "glue-tsv", "squad", "conll")
+TASK_NAMES = ("sentiment", "qa", "ner", "story-pairs", "package-topics", "doc-pairs", "glue-tsv", "squad",
+              "conll")
 
 
 def add_arguments(parser):
     parser.add_argument("--task", required=True, choices=TASK_NAMES, help="what to fine-tune on")
     parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the fine-tuned model goes")
-    parser.add_argument("--train", metavar="FILE", help="training file (synthetic tasks: data/synthetic)")
+    parser.add_argument("--train", metavar="FILE", help="training file (default: the task's own, in data/)")
     parser.add_argument("--dev", metavar="FILE", help="dev file, evaluated after each epoch")
-    parser.add_argument("--epochs", type=whole_number("the number of epochs"), default=3,
-                        help="passes over the training set (3)")
+    parser.add_argument("--epochs", type=whole_number("the number of epochs"), default=None,
+                        help="passes over the training set (default: 3, or more so that a small set "
+                             "gets at least 500 steps)")
     parser.add_argument("--lr", type=real_number("the learning rate", 0, 1, example="5e-5"), default=None,
                         help="peak learning rate (default: 5e-5 for BERT-base and wider, 3e-4 below, "
                              "1e-3 up to H 128)")

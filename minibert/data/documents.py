@@ -8,8 +8,11 @@ WordPiece ids, and which tokens start a word, for whole-word masking.
 # Word starts. WordPiece marks the inside of an English word with `##` (`play ##ing`). Chinese has no such
 # mark: BERT's basic tokenizer makes every CJK character its own token, so `一本书` and `一 本 书` tokenize the
 # same, and Google's whole-word masking masks Chinese character by character (google-research/bert #780).
-# The corpus can say more: our synthetic corpus writes a space between Chinese words (`小明 给 小红 一本 书`).
-# So two Chinese characters form one word when they sit next to each other in the line, with no space between.
+# The corpus can say more: our synthetic corpus writes a space between Chinese words (`小明 给 小红 一本 书`),
+# as a word segmenter would (Cui et al. 2019, Chinese BERT-wwm, used LTP). So in a line that has a space
+# between two Chinese characters, two characters form one word when they sit next to each other with no space
+# between. A line with no such space is taken as unsegmented: each character is its own word, as in Google's
+# code, since reading a whole run of characters as one word would mask whole clauses at once.
 
 import numpy as np
 import regex
@@ -19,13 +22,14 @@ from minibert.data.instances import Sentence
 from minibert.data.problems import LineSample
 
 _HAN = regex.compile(r"\p{Han}")  # Chinese characters (the Han script)
+_SEGMENTED = regex.compile(r"\p{Han}\s+\p{Han}")  # a space between two of them: the line marks its words
 
 
 def word_starts_of(line, tokens):
     """(n,) bool: True where token k starts a word of `line` (see the comment at the top of this module)."""
     starts = np.array([not token.startswith("##") for token in tokens], dtype=bool)
-    if not _HAN.search(line):
-        return starts
+    if not _SEGMENTED.search(line):
+        return starts  # no Chinese, or Chinese without word boundaries: one character, one word
     # Find each single-character Chinese token in the line, in order; it continues the previous token's word
     # when that token was a Chinese character found just one position before it.
     search_from, previous_token, previous_position = 0, -2, -2

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Lesson:
-    number: str  # "01" .. "16"
+    number: str  # "01", "02", ...
     script: str  # lessons/<script>
     title: str
     exercises: tuple = ()  # (exercise id, what to write), in the order to do them
@@ -64,6 +64,8 @@ LESSONS = (
     Lesson("14", "14_classifier.py", "fine-tune a classifier on [CLS]"),
     Lesson("15", "15_question_answering.py", "question answering with start/end logits"),
     Lesson("16", "16_real_checkpoint.py", "open a real BERT checkpoint and look inside"),
+    Lesson("17", "17_token_tagging.py", "tag every token: named entities"),
+    Lesson("18", "18_not_a_generator.py", "BERT is not a generator"),
 )
 
 

@@ -88,6 +88,14 @@ class ClassificationTask:
                    for _, logits in run_encoder_batches(model, batches)]
         return np.concatenate(outputs)
 
+    def chance(self, examples):
+        """(score, what scores it) for a model that learned nothing: always the most common label."""
+        if self.regression:
+            return 0.0, "no correlation"
+        labels = [example.label for example in examples]
+        common = max(sorted(set(labels)), key=labels.count)
+        return labels.count(common) / len(labels), f"always answering {common!r}"
+
     def evaluate(self, model, examples, features, batch_size=64):
         scores = self.scores(model, features, batch_size)
         targets = [f["label"] for f in features]

@@ -14,7 +14,8 @@ and batches, the loss, and the dev metrics.
 #   entity F1 after 3 epochs: 0.01 at 1e-4, 0.79 at 1e-3; sentiment leaves chance only at >= 3e-4);
 #   for models up to H 512 (`mini`: 256) 3e-4, the top of the range Turc et al. (2019, "Well-Read
 #   Students Learn Better") searched for BERT-Mini and -Small;
-# - batch 32, 3 epochs, linear warmup over the first 10% of the steps, then linear decay to 0;
+# - batch 32, 3 epochs (more for a small set: `plateau.default_epochs`), linear warmup over the first 10%
+#   of the steps, then linear decay to 0;
 # - gradients clipped to global norm 1.0;
 # - the dev set is evaluated after every epoch, and the best epoch's model is the one kept (saved to
 #   `out_dir` if given), as one picks the best of several runs in the paper.
@@ -29,6 +30,7 @@ import numpy as np
 from minibert.errors import ConfigError
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
+from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.runtime.threads import training_threads
@@ -41,7 +43,7 @@ from minibert.train.progress import ProgressLine, format_duration
 class FineTuneConfig:
     learning_rate: float | None = None  # None: default_learning_rate(model config)
     batch_size: int = 32  # the paper: 16 or 32
-    epochs: int = 3  # the paper: 2 to 4
+    epochs: int | None = None  # None: the paper's 3, or more for a small set (plateau.default_epochs)
     warmup_proportion: float = 0.1  # share of the steps with a rising learning rate
     max_grad_norm: float = 1.0
     seed: int = 0  # order of the training examples (the model's own seed draws the head and dropout)
@@ -50,6 +52,8 @@ class FineTuneConfig:
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):
+            if name == "epochs" and self.epochs is None:
+                continue
             if type(getattr(self, name)) is not int or getattr(self, name) < 1:
                 raise ConfigError(f"{name}={getattr(self, name)!r} must be a whole number >= 1")
         if not 0 <= self.warmup_proportion <= 1:
@@ -75,6 +79,7 @@ class FineTuneResult:
     best_epoch: int  # from 1
     history: list = field(default_factory=list)  # per epoch: {"epoch", "train_loss", "dev", "seconds"}
     seconds: float = 0.0  # wall time of training and evaluation
+    warning: str | None = None  # set when the run learned nothing (plateau.plateau_warning)
 
 
 def build_model(task, model_dir, random_init=False, seed=0, verbose=True):
@@ -120,7 +125,8 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                          "on text like the task's (e.g. train the vocabulary on the corpus plus the task "
                          "files)")
     steps_per_epoch = math.ceil(len(train_features) / settings.batch_size)
-    total_steps = settings.epochs * steps_per_epoch
+    epochs = settings.epochs or default_epochs(steps_per_epoch)
+    total_steps = epochs * steps_per_epoch
     optimizer = bert_optimizer(model.named_parameters(), learning_rate, rule="adamw")
     scheduler = LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=total_steps,
                                                warmup_steps=round(settings.warmup_proportion * total_steps)))
@@ -128,14 +134,16 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
     log = RunLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
     if log is not None:
         log.path.unlink(missing_ok=True)  # a new run into the same folder starts a new log
-    record = {**(record or {}), "settings": {**asdict(settings), "learning_rate": learning_rate},
+    record = {**(record or {}), "settings": {**asdict(settings), "learning_rate": learning_rate,
+                                             "epochs": epochs},
               "train_examples": len(train_examples), "train_features": len(train_features),
               "dev_examples": len(dev_examples)}
     progress.message(f"fine-tuning: {len(train_features)} training features, {total_steps} steps of "
-                     f"{settings.batch_size}, lr {learning_rate:g}, {settings.epochs} epochs")
+                     f"{settings.batch_size}, lr {learning_rate:g}, {epochs} epochs"
+                     + ("" if settings.epochs else f" (at least {MIN_STEPS} steps: `plateau.py`)"))
     shuffle = np.random.default_rng(settings.seed)
-    result, best_state, step = FineTuneResult({}, 0), None, 0
-    for epoch in range(1, settings.epochs + 1):
+    result, best_state, step, first_losses = FineTuneResult({}, 0), None, 0, []
+    for epoch in range(1, epochs + 1):
         epoch_started, losses = time.perf_counter(), []
         model.train()
         for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
@@ -147,8 +155,10 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                 progress.close()
                 raise TrainingDiverged(f"step {step + 1} (epoch {epoch}): {error}") from None
             step += 1
+            if step <= 10:
+                first_losses.append(losses[-1])
             elapsed = time.perf_counter() - started
-            progress.update(f"epoch {epoch}/{settings.epochs}  step {step}/{total_steps}  loss "
+            progress.update(f"epoch {epoch}/{epochs}  step {step}/{total_steps}  loss "
                             f"{np.mean(losses[-20:]):.4f}  lr {lr:.1e}  {step / elapsed:.1f} steps/s  ETA "
                             f"{format_duration(elapsed / step * (total_steps - step))}")
             if log is not None and (step % 10 == 0 or step == total_steps):
@@ -169,12 +179,16 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
             if out_dir is not None:
                 save_finetuned(out_dir, model, task, {**record, "history": result.history,
                                                       "best_epoch": epoch, "best": dev})
+    result.warning = plateau_warning(task, dev_examples, result, learning_rate, first_losses)
+    if result.warning:
+        progress.message(result.warning)
     progress.close()
     model.load_state_dict(best_state)
     result.seconds = time.perf_counter() - started
     if out_dir is not None:  # the record again, now with every epoch (the saved weights are the best's)
         write_record(out_dir, task, {**record, "history": result.history, "best_epoch": result.best_epoch,
-                                     "best": result.best_metrics, "seconds": result.seconds})
+                                     "best": result.best_metrics, "seconds": result.seconds,
+                                     "warning": result.warning})
     return result
 
 

@@ -84,6 +84,10 @@ class QuestionAnsweringTask:
                                self.max_answer_length)
                 for example, indexes in zip(examples, by_example, strict=True)]
 
+    def chance(self, examples):
+        """None: no fixed guess scores a span task, so only a flat training loss says it learned nothing."""
+        return None
+
     def evaluate(self, model, examples, windows, batch_size=64):
         answers = self.answers(model, examples, windows, batch_size)
         predictions = {example.question_id: best[0].text if best else ""

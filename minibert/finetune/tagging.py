@@ -97,6 +97,10 @@ class TaggingTask:
                                     for p in feature["word_positions"]])
         return predictions
 
+    def chance(self, sentences):
+        """(score, what scores it) for a model that learned nothing: it tags every word O."""
+        return 0.0, "tagging every word O"
+
     def evaluate(self, model, sentences, features, batch_size=64):
         return entity_scores([s.tags for s in sentences], self.predict_tags(model, features, batch_size))
 

@@ -23,6 +23,7 @@ import numpy as np
 from minibert.data.corpora.corpus_file import iter_documents
 from minibert.data.corpora.pydocs import import_modules, module_documents
 from minibert.errors import DataError
+from minibert.io.atomic import atomic_write
 
 LABELS = {
     "terminal": ("pip._vendor.rich", "pip._vendor.rich.*"),
@@ -47,16 +48,27 @@ def labelled_documents(exclude=frozenset()):
     return documents
 
 
+def split_documents(docs, dev_size, rng, size=len):
+    """(train documents, dev documents): whole documents in a seeded order, to dev until it holds
+    `dev_size` (each document counted by `size`: its sentences, or what a task takes from it), then to train."""
+    train, dev, held = [], [], 0
+    for index in rng.permutation(len(docs)):  # dev first, so its size is met exactly from whole documents
+        if held < dev_size:
+            dev.append(docs[index])
+            held += size(docs[index])
+        else:
+            train.append(docs[index])
+    return train, dev
+
+
 def split_examples(documents, train_per_label, dev_per_label, seed):
     """(train, dev): lists of (sentence, label), `*_per_label` of each label, whole documents per side."""
     rng = np.random.default_rng(seed)
     train, dev = [], []
     for label, docs in documents.items():
-        order = rng.permutation(len(docs))
-        dev_sentences, train_sentences = [], []
-        for index in order:  # dev first, so its size is met exactly from whole documents where possible
-            side = dev_sentences if len(dev_sentences) < dev_per_label else train_sentences
-            side.extend(docs[index])
+        train_docs, dev_docs = split_documents(docs, dev_per_label, rng)
+        train_sentences = [s for doc in train_docs for s in doc]
+        dev_sentences = [s for doc in dev_docs for s in doc]
         if len(dev_sentences) < dev_per_label or len(train_sentences) < train_per_label:
             raise DataError(f"label {label!r} has {len(dev_sentences) + len(train_sentences)} sentences here, "
                             f"fewer than the {train_per_label} + {dev_per_label} asked for; ask for fewer")
@@ -65,25 +77,33 @@ def split_examples(documents, train_per_label, dev_per_label, seed):
     return [train[i] for i in rng.permutation(len(train))], [dev[i] for i in rng.permutation(len(dev))]
 
 
-def write_tsv(path, examples):
-    """GLUE's single-sentence layout (`sentence<TAB>label` with a header), as `finetune --task glue-tsv` reads."""
-    with open(path, "w", encoding="utf-8") as file:
-        file.write("sentence\tlabel\n")
-        for sentence, label in examples:
-            file.write(f"{' '.join(sentence.split())}\t{label}\n")
+def write_tsv(path, examples, header=("sentence", "label")):
+    """GLUE's layout (a header, then tab-separated fields), as `finetune --task glue-tsv` reads: one
+    (sentence, label) per line, or (sentence1, sentence2, label) with header=("sentence1", "sentence2", "label")."""
+    lines = ["\t".join(header)] + ["\t".join(" ".join(field.split()) for field in fields) for fields in examples]
+    with atomic_write(path) as file:  # whole or absent: the finetune command reuses files it finds
+        file.write("".join(line + "\n" for line in lines).encode("utf-8"))
 
 
 def build_package_topics(out_dir, train_per_label=300, dev_per_label=200, seed=0, pretraining_corpus=None):
     """Write train.tsv and dev.tsv of the task to `out_dir`; returns their paths.
 
     pretraining_corpus: a corpus file (Google's format) whose sentences must not appear in the task."""
-    exclude = frozenset()
-    if pretraining_corpus is not None:
-        exclude = frozenset(s for _, document in iter_documents(pretraining_corpus) for s in document)
-    train, dev = split_examples(labelled_documents(exclude), train_per_label, dev_per_label, seed)
+    train, dev = split_examples(labelled_documents(corpus_sentences(pretraining_corpus)), train_per_label,
+                                dev_per_label, seed)
+    return write_splits(out_dir, train, dev)
+
+
+def corpus_sentences(path):
+    """Every sentence of a corpus file (none for None): what a task made from these libraries leaves out."""
+    return frozenset() if path is None else frozenset(s for _, document in iter_documents(path) for s in document)
+
+
+def write_splits(out_dir, train, dev, header=("sentence", "label")):
+    """Write `out_dir`/train.tsv and dev.tsv with `write_tsv`; returns their paths."""
     out_dir = Path(out_dir)
     paths = out_dir / "train.tsv", out_dir / "dev.tsv"
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_tsv(paths[0], train)
-    write_tsv(paths[1], dev)
+    write_tsv(paths[0], train, header)
+    write_tsv(paths[1], dev, header)
     return paths

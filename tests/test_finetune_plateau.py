@@ -1,0 +1,81 @@
+"""A fine-tuning run that learns nothing says so (minibert/finetune/plateau.py), and the default number of
+epochs gives a small training set enough steps to leave the plateau at chance."""
+
+import json
+
+import pytest
+
+from minibert.finetune import FineTuneConfig
+from minibert.finetune.classification import ClassificationTask
+from minibert.finetune.loop import FineTuneResult
+from minibert.finetune.plateau import MAX_EPOCHS, MIN_STEPS, at_chance, default_epochs, plateau_warning
+from minibert.finetune.question_answering import QuestionAnsweringTask
+from minibert.finetune.readers import TextExample
+from minibert.finetune.run import run_finetuning
+from minibert.model import BertConfig, BertModel
+from minibert.tokenizer import BertTokenizer
+
+SYNTHETIC = "data/synthetic"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return BertTokenizer(f"{SYNTHETIC}/vocab.txt")
+
+
+def labelled(*labels):
+    return [TextExample(f"sentence {i}", None, label, "hand-made") for i, label in enumerate(labels)]
+
+
+@pytest.mark.parametrize("steps_per_epoch, epochs", [(63, 8), (167, 3), (166, 4), (750, 3), (10, 20), (1, 20)])
+def test_default_epochs_reach_the_minimum_steps_within_the_cap(steps_per_epoch, epochs):
+    """3 epochs (the paper's) when they already give MIN_STEPS steps; more when not, up to MAX_EPOCHS."""
+    assert (MIN_STEPS, MAX_EPOCHS) == (500, 20)
+    assert default_epochs(steps_per_epoch) == epochs
+
+
+def test_chance_is_the_most_common_label(tokenizer):
+    task = ClassificationTask(tokenizer)
+    assert task.chance(labelled("b", "a", "b", "b")) == (0.75, "always answering 'b'")
+    assert task.chance(labelled("b", "a")) == (0.5, "always answering 'a'")  # a tie: the first by name
+    assert ClassificationTask(tokenizer, regression=True).chance(labelled(1.0, 2.0)) == (0.0, "no correlation")
+
+
+@pytest.mark.parametrize("accuracy, expected", [(0.508, True), (0.544, True), (0.546, False), (0.9, False)])
+def test_at_chance_allows_two_standard_errors(tokenizer, accuracy, expected):
+    """500 dev examples, half of each label: two standard errors of a coin are 4.5 points."""
+    task = ClassificationTask(tokenizer)
+    assert at_chance(task, labelled(*["x", "y"] * 250), {"accuracy": accuracy}) is expected
+
+
+def result_with(accuracy=None, losses=(0.69, 0.69)):
+    history = [{"epoch": i + 1, "train_loss": loss, "dev": {}} for i, loss in enumerate(losses)]
+    return FineTuneResult({} if accuracy is None else {"accuracy": accuracy}, 1, history)
+
+
+def test_warning_names_the_chance_score_and_what_to_try(tokenizer):
+    task = ClassificationTask(tokenizer)
+    dev = labelled(*["x", "y", "y"] * 100)
+    warning = plateau_warning(task, dev, result_with(0.67), 1e-3, [0.69])
+    assert "0.6700" in warning and "always answering 'y' (0.6667)" in warning
+    assert "more epochs (this run: 2)" in warning and "learning rate (this run: 0.001)" in warning
+    assert plateau_warning(task, dev, result_with(0.8), 1e-3, [0.69]) is None
+
+
+def test_a_task_without_a_chance_score_is_judged_by_its_loss(tokenizer):
+    """Question answering has no fixed guess to compare with: a flat training loss is the sign."""
+    task = QuestionAnsweringTask(tokenizer)
+    flat, fell = result_with(losses=(5.5, 5.4)), result_with(losses=(5.5, 2.0))
+    assert "did not fall (5.4000" in plateau_warning(task, [], flat, 1e-3, [5.6, 5.5])
+    assert plateau_warning(task, [], fell, 1e-3, [5.6, 5.5]) is None
+
+
+def test_a_run_left_at_chance_warns_and_records_it(tokenizer, tmp_path):
+    """One epoch of 64 sentences cannot leave the plateau: the run says so and finetune.json keeps it."""
+    BertModel(BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size)).save_pretrained(tmp_path / "random")
+    tokenizer.save_pretrained(tmp_path / "random")
+    settings = FineTuneConfig(epochs=1, seed=0)
+    _, _, result = run_finetuning("sentiment", tmp_path / "random", tmp_path / "out", settings=settings,
+                                  random_init=True, log=None, train_limit=64, dev_limit=100)
+    assert result.warning and "no better than always answering" in result.warning
+    assert json.loads((tmp_path / "out" / "finetune.json").read_text())["warning"] == result.warning
