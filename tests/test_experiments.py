@@ -212,25 +212,16 @@ def test_in_memory_pretraining_is_reproducible_and_follows_the_masking_mix(small
     assert np.all(shown[chosen] == BertTokenizer(vocab_path).mask_token_id)
 
 
-@pytest.mark.parametrize("kind", ["coherence", "order"])
-def test_the_synthetic_pair_tasks_are_balanced_and_labelled_by_their_rule(kind):
-    from minibert.data.corpora.synthetic_pairs import PAIR_TASKS, pair_examples, story_sentences
-    examples = pair_examples(kind, seed=0, split="dev", count=60)
-    positive, negative = PAIR_TASKS[kind]
-    assert [label for _, _, label in examples].count(positive) == 30
-    neighbours = set()
-    for index in range(15):  # the stories pair_examples draws from (count // 4, at least 8)
-        _, sentences = story_sentences(0, "pairs-dev", index)
-        neighbours |= set(zip(sentences[:-1], sentences[1:], strict=True))
-    for a, b, label in examples:
-        in_order, swapped = (a, b) in neighbours, (b, a) in neighbours
-        if label in ("next", "ordered"):
-            assert in_order
-        elif label == "swapped":
-            assert swapped and not in_order
-        else:
-            assert not in_order
-    assert pair_examples(kind, 0, "dev", 60) == examples
+def test_the_sentence_order_task_is_balanced_and_labelled_by_its_rule():
+    from minibert.data.corpora.document_pairs import story_documents
+    from minibert.data.corpora.sentence_order import STORIES, sentence_order_examples
+    train, dev = sentence_order_examples(60, 40)
+    assert [label for _, _, label in dev].count("ordered") == 20
+    neighbours = {(a, b) for documents in story_documents(STORIES).values() for story in documents
+                  for a, b in zip(story[:-1], story[1:], strict=True)}
+    for a, b, label in train + dev:
+        assert ((a, b) if label == "ordered" else (b, a)) in neighbours
+    assert sentence_order_examples(60, 40) == (train, dev)
 
 
 def test_one_real_experiment_runs_end_to_end_at_a_tiny_size(small_corpus):

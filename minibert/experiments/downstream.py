@@ -1,12 +1,10 @@
 """The downstream measures of the experiments: fine-tuning a pretrained encoder on a task, and the
 feature-based alternative, a linear classifier on the frozen encoder's vectors (linear_probe.py).
 
-Tasks (`load_task`):
-    sentiment   synthetic, one sentence, positive / negative (data/synthetic/sentiment_*.tsv)
-    ner         synthetic, one BIO tag per word (data/synthetic/ner_*.conll)
-    coherence   synthetic pairs: is B the sentence after A, or from another story (synthetic_pairs.py)
-    order       synthetic pairs: are A and B in their order, or swapped (synthetic_pairs.py)
-    topics      real text: which library a documentation sentence comes from (package_topics.py)
+Tasks (`load_task`): the finetune command's own (minibert/finetune/tasks.py), read from their files, and
+    sentence-order   synthetic pairs: are A and B in their order, or swapped (sentence_order.py)
+The experiments use sentiment and ner (synthetic), story-pairs (synthetic: same story?), package-topics
+and doc-pairs (real text: which library? same document?).
 
 Fine-tuning is the library's (minibert/finetune/loop.py, its default recipe) on a copy of the encoder's
 weights, and reports the best epoch's dev score, as `python -m minibert finetune` does. Legend: N
@@ -15,15 +13,12 @@ examples, S sequence length, H hidden size.
 
 import io
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from minibert.autograd import no_grad
-from minibert.data.corpora.package_topics import build_package_topics
-from minibert.data.corpora.synthetic_pairs import PAIR_TASKS, pair_examples
+from minibert.data.corpora.sentence_order import sentence_order_examples
 from minibert.data.reverse import reverse_batch, reversed_positions
-from minibert.errors import ConfigError
 from minibert.experiments.linear_probe import fit_linear_classifier, predict
 from minibert.finetune import FineTuneConfig
 from minibert.finetune.loop import fine_tune
@@ -32,7 +27,7 @@ from minibert.finetune.readers import TextExample
 from minibert.finetune.tasks import data_files, make_task
 from minibert.model import BertConfig
 
-TASK_NAMES = ("sentiment", "ner", *PAIR_TASKS, "topics")
+ORDER_TASK = "sentence-order"
 
 
 @dataclass
@@ -43,39 +38,21 @@ class TaskData:
     dev: list
 
 
-def load_task(name, tokenizer, train_size=None, dev_size=None, seed=0):
-    """The task `name` read with `tokenizer`: `train_size` and `dev_size` examples (None: the files' all;
-    for the pair tasks and topics they are required)."""
-    if name in ("sentiment", "ner"):
+def load_task(name, tokenizer, train_size=None, dev_size=None):
+    """The task `name` (a finetune task, or "sentence-order") read with `tokenizer`: the first `train_size`
+    and `dev_size` examples of its files (None: all; sentence-order needs both)."""
+    if name == ORDER_TASK:
+        task = make_task("glue-tsv", tokenizer)
+        train, dev = ([TextExample(a, b, label, f"sentence-order {split} {index}")
+                       for index, (a, b, label) in enumerate(examples)]
+                      for split, examples in zip(("train", "dev"), sentence_order_examples(train_size, dev_size),
+                                                 strict=True))
+    else:
         task = make_task(name, tokenizer)
         train_path, dev_path = data_files(name, log=lambda _: None)
         train, dev = task.read(train_path)[:train_size], task.read(dev_path)[:dev_size]
-    elif name in PAIR_TASKS:
-        task = make_task("glue-tsv", tokenizer)
-        train, dev = ([TextExample(a, b, label, f"synthetic {name} pairs, {split} {index}")
-                       for index, (a, b, label) in enumerate(pair_examples(name, seed, split, size))]
-                      for split, size in (("train", train_size), ("dev", dev_size)))
-    elif name == "topics":
-        task = make_task("glue-tsv", tokenizer)
-        train_path, dev_path = topics_files(train_size, dev_size)
-        train, dev = task.read(train_path), task.read(dev_path)
-    else:
-        raise ConfigError(f"unknown task {name!r}; choose one of {', '.join(TASK_NAMES)}")
     task.fit_labels(train)
     return TaskData(name, task, train, dev)
-
-
-def topics_files(train_size, dev_size, data_dir=Path("data")):
-    """The package-topics task's train.tsv and dev.tsv with `train_size` and `dev_size` sentences in all
-    (a third per label), built once beside pydocs's shards and kept out of data/pydocs/corpus.txt."""
-    labels = 3
-    folder = data_dir / "pydocs" / "build" / f"package-topics-train{train_size}-dev{dev_size}"
-    paths = folder / "train.tsv", folder / "dev.tsv"
-    if not all(path.is_file() for path in paths):
-        corpus = data_dir / "pydocs" / "corpus.txt"
-        paths = build_package_topics(folder, train_size // labels, dev_size // labels, seed=0,
-                                     pretraining_corpus=corpus if corpus.is_file() else None)
-    return paths
 
 
 def head_model(data, encoder, seed, random_init=False):
@@ -91,9 +68,9 @@ def head_model(data, encoder, seed, random_init=False):
     return model
 
 
-def fine_tune_score(encoder, data, seed, epochs=3, random_init=False, train=None):
-    """Dev score (%) of the best of `epochs` epochs of fine-tuning: accuracy, or entity F1 for ner.
-    train: a subset of the training examples (default: all)."""
+def fine_tune_score(encoder, data, seed, epochs=None, random_init=False, train=None):
+    """Dev score (%) of the best epoch of fine-tuning: accuracy, or entity F1 for ner. epochs: None for the
+    finetune command's default (3, or more for a small set). train: a subset of the training examples."""
     model = head_model(data, encoder, seed, random_init)
     settings = FineTuneConfig(epochs=epochs, seed=seed)
     result = fine_tune(data.task, model, data.train if train is None else train, data.dev, settings,

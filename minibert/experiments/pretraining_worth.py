@@ -6,7 +6,7 @@ fine-tuned at each size. The paper's claim (§5.2, and the reason fine-tuning ta
 that pretraining carries the small tasks; it shows most where labels are few.
 
 Quick mode: synthetic sentiment. Full mode: real text no one here wrote, which library a documentation
-sentence comes from (minibert/data/corpora/package_topics.py), after pretraining on `pydocs`.
+sentence comes from (`package-topics`, minibert/data/corpora/package_topics.py), after pretraining on `pydocs`.
 """
 
 from minibert.experiments.downstream import fine_tune_score, load_task
@@ -23,8 +23,7 @@ def settings(mode):
     if mode == "quick":
         return base_settings(mode, task="sentiment", train_size=2000)
     # real text needs a model that read real text: pydocs, its 8192-token vocabulary
-    return base_settings(mode, task="topics", train_size=1500, dev_size=600,
-                         pretrain={"corpus": "pydocs", "vocab_size": 8192})
+    return base_settings(mode, task="package-topics", pretrain={"corpus": "pydocs", "vocab_size": 8192})
 
 
 def run(arm, seed, settings, shared):

@@ -22,7 +22,8 @@ MAX_PREDICTIONS = 32
 
 MODES = {
     "quick": {"pretrain": {"steps": 80}, "train_size": 400, "dev_size": 200, "epochs": 2},
-    "full": {"pretrain": {"steps": 800}, "train_size": None, "dev_size": None, "epochs": 3},
+    # epochs None: the finetune command's default, 3 or more for a small set (minibert/finetune/plateau.py)
+    "full": {"pretrain": {"steps": 800}, "train_size": None, "dev_size": None, "epochs": None},
 }
 
 
