@@ -50,9 +50,7 @@ def read_record(path, settings):
     made again). A record of other settings raises: the folder belongs to another experiment."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # not there, unreadable, or cut short
         return None
     if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
         return None
