@@ -113,5 +113,5 @@ def test_models_refuse_things_that_are_not_configs():
     """BertForPreTraining('tiny') says to build a BertConfig; an unknown preset lists the known ones."""
     with pytest.raises(TypeError, match="BertConfig.preset"):
         BertForPreTraining("tiny")
-    with pytest.raises(ConfigError, match="tiny, mini, base"):
+    with pytest.raises(ConfigError, match="tiny, tiny-deep, mini, base"):
         BertConfig.preset("huge")

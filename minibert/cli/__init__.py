@@ -26,6 +26,7 @@ COMMANDS = {
     "finetune": ("minibert.cli.finetune", "fine-tune BERT on a classification, QA or tagging task"),
     "predict": ("minibert.cli.predict", "run a fine-tuned model on new text"),
     "embed": ("minibert.cli.embed", "sentence embeddings and their cosine similarities"),
+    "experiment": ("minibert.cli.experiment", "rerun one of the paper's ablations: arms x seeds, a table"),
 }
 
 

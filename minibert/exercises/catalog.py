@@ -66,6 +66,7 @@ LESSONS = (
     Lesson("16", "16_real_checkpoint.py", "open a real BERT checkpoint and look inside"),
     Lesson("17", "17_token_tagging.py", "tag every token: named entities"),
     Lesson("18", "18_not_a_generator.py", "BERT is not a generator"),
+    Lesson("19", "19_ablations.py", "rerun the paper's ablations"),
 )
 
 

@@ -122,6 +122,9 @@ class BertConfig:
 PRESETS = {
     "tiny": dict(vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
                  intermediate_size=256, max_position_embeddings=128),
+    # `tiny` twice as deep: the third size of `python -m minibert experiment size` (the paper's Table 6)
+    "tiny-deep": dict(vocab_size=512, hidden_size=64, num_hidden_layers=4, num_attention_heads=2,
+                      intermediate_size=256, max_position_embeddings=128),
     "mini": dict(vocab_size=8192, hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
                  intermediate_size=1024, max_position_embeddings=512),
     "base": dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,

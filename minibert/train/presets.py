@@ -35,7 +35,14 @@ class RunConfig:
     max_seq_length: int = 128  # S, tokens per sequence
     max_predictions_per_seq: int = 20  # P, masked positions per sequence at most
     masked_lm_prob: float = 0.15  # share of each training sequence to mask (BERT: 0.15; held-out: always 0.15)
-    use_nsp: bool = True  # add next-sentence prediction to the loss (RoBERTa drops it)
+    # of the chosen tokens, the shares shown as [MASK] and as a random token; the rest stay unchanged (BERT:
+    # 80/10/10; the paper's Table 8 compares other mixes, `python -m minibert experiment masking`)
+    mask_token_prob: float = 0.8
+    random_token_prob: float = 0.1
+    use_nsp: bool = True  # add the sentence-pair loss (RoBERTa drops it)
+    # what that loss asks of a pair: "nsp", is B the sentence after A (BERT); "sop", are A and B in their
+    # order or swapped (ALBERT's sentence-order prediction). minibert/data/instances.py builds the pairs.
+    sentence_task: str = "nsp"
     # passes over the training documents when the data is built, each cutting them into other sentence
     # pairs (Google's dupe_factor: 10); None: one pass (new masks are drawn every epoch anyway)
     dupe_factor: int | None = None
@@ -127,6 +134,14 @@ class RunConfig:
             raise ConfigError(f"lr={self.lr!r} must be a number in (0, 1), e.g. 1e-3")
         if not (_is_number(self.masked_lm_prob) and 0 < self.masked_lm_prob < 1):
             raise ConfigError(f"masked_lm_prob={self.masked_lm_prob!r} must be a number in (0, 1) (BERT: 0.15)")
+        if not all(_is_number(value) and value >= 0 for value in (self.mask_token_prob, self.random_token_prob)) \
+                or self.mask_token_prob + self.random_token_prob > 1:
+            raise ConfigError(f"mask_token_prob={self.mask_token_prob!r} and random_token_prob="
+                              f"{self.random_token_prob!r} must be numbers >= 0 with a sum of at most 1 "
+                              "(BERT: 0.8 and 0.1)")
+        if self.sentence_task not in ("nsp", "sop"):
+            raise ConfigError(f"sentence_task={self.sentence_task!r}; choose 'nsp' (BERT) or 'sop' (ALBERT), "
+                              "or use_nsp=False for no sentence-pair loss")
         if not (_is_number(self.adam_beta2) and 0 < self.adam_beta2 < 1):
             raise ConfigError(f"adam_beta2={self.adam_beta2!r} must be a number in (0, 1) (BERT: 0.999)")
         if not (_is_number(self.weight_decay) and self.weight_decay >= 0):

@@ -81,21 +81,40 @@ def train_on_blanks(attention, items, tokenizer, steps, batch_size, seed=0):
     return model.eval(), losses
 
 
-def probe_accuracy(model, tokenizer, items, batch_size=64):
-    """{family: (right, total)}: the model picks the candidate with the highest MLM logit at [MASK]."""
-    counts = defaultdict(lambda: [0, 0])
+def candidate_scores(model, tokenizer, items, batch_size=64, transform=None):
+    """One array per item: the log-probability the MLM head gives each candidate at [MASK].
+
+    transform: applied to each encoded batch (`minibert.data.reverse.reverse_batch` for a model that
+    reads right to left)."""
+    scores = []
     model.eval()
     for start in range(0, len(items), batch_size):
         chunk = items[start:start + batch_size]
         encoded = tokenizer.batch_encode([text for text, _, _, _ in chunk])
         positions = np.argmax(encoded["input_ids"] == tokenizer.mask_token_id, axis=1)[:, None]  # (B, 1)
+        batch = {"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
+                 "input_mask": encoded["attention_mask"], "masked_lm_positions": positions,
+                 "masked_lm_weights": np.ones(positions.shape, np.float32)}
+        batch = transform(batch) if transform is not None else batch
         with no_grad():
-            output = model(encoded["input_ids"], encoded["token_type_ids"], encoded["attention_mask"],
-                           masked_positions=positions)
-        logits = output.mlm_logits.data[:, 0]  # (B, V)
-        for row, (_, choice_ids, answer, family) in enumerate(chunk):
-            counts[family][0] += int(np.argmax(logits[row, choice_ids]) == answer)
-            counts[family][1] += 1
+            output = model(batch["input_ids"], batch["segment_ids"], batch["input_mask"],
+                           masked_positions=batch["masked_lm_positions"])
+        logits = output.mlm_logits.data[:, 0].astype(np.float64)  # (B, V)
+        top = logits.max(axis=1, keepdims=True)
+        log_probs = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))  # (B, V)
+        scores += [log_probs[row, choice_ids] for row, (_, choice_ids, _, _) in enumerate(chunk)]
+    return scores
+
+
+def probe_accuracy(model, tokenizer, items, batch_size=64, scores=None):
+    """{family: (right, total)}: the model picks the candidate with the highest MLM logit at [MASK].
+    scores: the items' candidate scores if already computed (`candidate_scores`, or a sum of two models')."""
+    counts = defaultdict(lambda: [0, 0])
+    if scores is None:
+        scores = candidate_scores(model, tokenizer, items, batch_size)
+    for item_scores, (_, _, answer, family) in zip(scores, items, strict=True):
+        counts[family][0] += int(np.argmax(item_scores) == answer)
+        counts[family][1] += 1
     return dict(counts)
 
 

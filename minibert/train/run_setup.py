@@ -57,7 +57,7 @@ def prepare_data(config, data_dir=None, log=print):
     shard_dir = Path(build_pretraining_data(
         config.corpus, data_dir, max_seq_length=config.max_seq_length,
         max_predictions_per_seq=config.max_predictions_per_seq, vocab_size=config.vocab_size,
-        dupe_factor=config.dupe_factor, log=log))
+        sentence_task=config.sentence_task, dupe_factor=config.dupe_factor, log=log))
     manifest = read_manifest(shard_dir)
     vocab_path = shard_dir.parents[1] / "vocab.txt"
     fingerprint = {"vocab_sha256": vocab_fingerprint(vocab_path),
@@ -70,7 +70,8 @@ def open_batches(shard_dir, config):
     """(training batches, held-out batches or None). Refuses a batch size the training split cannot fill."""
     # The training rows are masked at the run's rate; the held-out rows at BERT's 15%, as the shards were built,
     # so that runs with different rates are measured on the same task.
-    masking = MaskingConfig(config.masked_lm_prob, config.max_predictions_per_seq)
+    masking = MaskingConfig(config.masked_lm_prob, config.max_predictions_per_seq, config.mask_token_prob,
+                            config.random_token_prob)
     train = PretrainingBatches(shard_dir, config.batch_size, "train", seed=config.seed, drop_last=True,
                                masking=masking)
     if len(train) == 0:

@@ -8,7 +8,8 @@
 `head_kinds.py` measures which heads attend to the previous or next token, [SEP], [CLS], or broadly.
 """
 
-from minibert.viz.svg import heatmap_svg, line_chart_svg, save_svg
+from minibert.viz.svg import dot_plot_svg, heatmap_svg, line_chart_svg, save_svg
 from minibert.viz.terminal import heatmap, line_chart, mask_grid, sparkline
 
-__all__ = ["heatmap", "heatmap_svg", "line_chart", "line_chart_svg", "mask_grid", "save_svg", "sparkline"]
+__all__ = ["dot_plot_svg", "heatmap", "heatmap_svg", "line_chart", "line_chart_svg", "mask_grid", "save_svg",
+           "sparkline"]

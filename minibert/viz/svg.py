@@ -1,4 +1,4 @@
-"""Standalone SVG pictures with no plotting library: heatmaps and line charts.
+"""Standalone SVG pictures with no plotting library: heatmaps, line charts and dot plots.
 
 An SVG file is XML text: shapes (`<rect>`, `<polyline>`, `<text>`) placed in pixel coordinates, with y
 growing downwards. Any browser opens it. Every function here returns the SVG as a string; `save_svg`
@@ -140,6 +140,61 @@ def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, he
         legend_y = top + 8 + index * 18
         parts.append(f'<line x1="{right + 15}" y1="{legend_y}" x2="{right + 40}" y2="{legend_y}" {style}/>')
         parts.append(f'<text x="{right + 45}" y="{legend_y + 4}">{escape(name)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def dot_plot_svg(panels, title=None, panel_width=260, plot_height=240):
+    """Side-by-side panels, one per measure, each with one column of dots per group: every seed's value as
+    a dot, the group's mean as a short bar. `panels` maps a panel title to {group name: [values]}, e.g.
+    {"dev accuracy (%)": {"80/10/10": [81.0, 83.5, 82.1], "100/0/0": [...]}}.
+
+    Dots are `<circle class="value">` with the value as a tooltip; means are `<line class="mean">`.
+    """
+    if not panels or not any(values for groups in panels.values() for values in groups.values()):
+        raise ValueError("dot_plot_svg got no values to draw")
+    # group names are written at 45 degrees under the axis: their height is about 0.71 of their width
+    label_room = max(_text_px(name) for groups in panels.values() for name in groups) * 0.71 + 20
+    top = 30 + (24 if title else 0)
+    bottom = top + plot_height
+    height = bottom + label_room
+    width = 20 + len(panels) * panel_width
+    parts = [_open_svg(width, height)]
+    if title:
+        parts.append(_title(10, title))
+    for index, (name, groups) in enumerate(panels.items()):
+        finite = np.array([v for values in groups.values() for v in values if math.isfinite(v)], dtype=float)
+        if finite.size == 0:
+            continue
+        ticks = nice_ticks(*_span(finite))
+        left, right = 20 + index * panel_width + 50, 20 + (index + 1) * panel_width - 15
+
+        def y_px(y, ticks=ticks):
+            return bottom - (y - ticks[0]) / (ticks[-1] - ticks[0]) * (bottom - top)
+
+        parts.append(f'<text x="{(left + right) / 2:.1f}" y="{top - 10}" text-anchor="middle" '
+                     f'font-weight="bold">{escape(name)}</text>')
+        for tick in ticks:
+            y = y_px(tick)
+            parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{GRID_COLOR}"/>')
+            parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick:.6g}</text>')
+        parts.append(f'<polyline points="{left},{top} {left},{bottom} {right},{bottom}" fill="none" '
+                     'stroke="#333333"/>')
+        step = (right - left) / len(groups)
+        for column, (group, values) in enumerate(groups.items()):
+            x, color = left + (column + 0.5) * step, COLORS[column % len(COLORS)]
+            shown = [v for v in values if math.isfinite(v)]
+            for offset, value in zip(np.linspace(-step / 6, step / 6, len(shown)) if len(shown) > 1 else [0.0],
+                                     shown, strict=False):
+                parts.append(f'<circle class="value" cx="{x + offset:.1f}" cy="{y_px(value):.1f}" r="3.5" '
+                             f'fill="{color}" fill-opacity="0.7"><title>{escape(group)}: {value:.4g}</title>'
+                             "</circle>")
+            if shown:
+                y = y_px(sum(shown) / len(shown))
+                parts.append(f'<line class="mean" x1="{x - step / 3:.1f}" y1="{y:.1f}" x2="{x + step / 3:.1f}" '
+                             f'y2="{y:.1f}" stroke="{color}" stroke-width="2.5"/>')
+            parts.append(f'<text transform="translate({x + 4:.1f},{bottom + 8}) rotate(45)">{escape(group)}'
+                         "</text>")
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

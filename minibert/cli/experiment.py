@@ -1,0 +1,70 @@
+"""`python -m minibert experiment NAME`: rerun one of the paper's comparisons on this machine.
+
+    python -m minibert experiment masking             # quick: about a minute, tiny model, synthetic text
+    python -m minibert experiment masking --full      # what docs/experiments.md reports (about 10 minutes)
+    python -m minibert experiment nsp --seeds 5 --out runs/nsp5
+
+Every arm runs with each seed; each run's result is saved in --out as it ends, so a stopped experiment
+(Ctrl-C) goes on where it stopped when the same command runs again. At the end it prints the table (mean ±
+sample standard deviation, min-max, over the seeds) and writes results.json and experiment-NAME.svg.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from minibert.cli.arguments import whole_number
+from minibert.experiments import EXPERIMENTS, load_experiment
+
+RECOMMENDED_SEEDS = 3
+
+
+def add_arguments(parser):
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    width = max(len(name) for name in EXPERIMENTS)
+    parser.epilog = "experiments:\n" + "\n".join(f"  {name:{width}}  {line}"
+                                                 for name, (_, line) in EXPERIMENTS.items()) + "\n"
+    parser.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME",
+                        help="which experiment (listed below)")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                       help="about a minute: the tiny model, a few dozen steps (the default)")
+    modes.add_argument("--full", dest="mode", action="store_const", const="full",
+                       help="about ten minutes: ten times the steps, the whole task sets")
+    parser.set_defaults(mode="quick")
+    parser.add_argument("--seeds", type=whole_number("the number of seeds per arm"), default=RECOMMENDED_SEEDS,
+                        help=f"seeds per arm ({RECOMMENDED_SEEDS}; fewer make the spread meaningless)")
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help="where runs and results go (default runs/experiments/NAME-MODE)")
+
+
+def command_line(args):
+    return (f"python -m minibert experiment {args.name} --{args.mode}"
+            + (f" --seeds {args.seeds}" if args.seeds != RECOMMENDED_SEEDS else "")
+            + (f" --out {args.out}" if args.out else ""))
+
+
+def run(args):
+    from minibert.experiments.results import draw_results, results_record, write_results
+    from minibert.experiments.runner import run_experiment
+    from minibert.experiments.summary import summarize_runs
+    from minibert.experiments.table import format_table
+    from minibert.train.run_setup import train_fast
+
+    experiment = load_experiment(args.name)
+    out = Path(args.out or Path("runs", "experiments", f"{args.name}-{args.mode}"))
+    arms = experiment.arms(args.mode)
+    if args.seeds < RECOMMENDED_SEEDS:
+        print(f"warning: {args.seeds} seed(s) per arm; with fewer than {RECOMMENDED_SEEDS} the spread says "
+              "little about the noise, and a difference between arms may be luck", file=sys.stderr)
+    print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
+          f"{len(arms) * args.seeds} runs, saved in {out}")
+    train_fast()  # the fused ops, as the pretrain and finetune commands train
+    records = run_experiment(experiment, args.mode, args.seeds, out)
+    record = results_record(experiment, args.mode, records, command_line(args))
+    summaries = summarize_runs(records, arms, experiment.metrics)
+    print(format_table(summaries, experiment.metrics, arms))
+    print(experiment.note)
+    results = write_results(out, record)
+    figure = draw_results(out / f"experiment-{args.name}.svg", record)
+    print(f"CPU: {record['cpu']}\nresults: {results}\npicture: {figure}")

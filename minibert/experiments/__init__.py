@@ -1,0 +1,38 @@
+"""The experiments lab: the paper's ablations, rerun on a laptop (`python -m minibert experiment NAME`).
+
+Each experiment is a controlled comparison: its arms differ in one thing and share the data, the budget in
+steps and the seeds, and every arm runs with 3 seeds or more. It prints a table (mean ± spread), draws an
+SVG and writes a JSON of results; it shows progress with an ETA, and can be stopped and resumed.
+docs/experiments.md holds a full run of each, beside what the paper reported.
+"""
+
+# Read in this order:
+# runner.py             Experiment, and running its arms x seeds with one saved record per run (resume)
+# summary.py            mean, sample standard deviation, min and max per arm and metric
+# table.py              the printed table
+# results.py            results.json (command, date, CPU, settings, every run, summary) and the SVG
+# setup.py              what every experiment shares in quick and full mode
+# pretraining.py        pretraining in memory with the pretraining loop's own step
+# downstream.py         the tasks, fine-tuning, and features from a frozen encoder
+# linear_probe.py       the linear classifier of the feature-based approach
+# direction.py, masking.py, mask_rate.py, nsp.py, pretraining_worth.py, size.py: the six experiments
+
+import importlib
+
+# name -> (module, one line for `experiment --help`)
+EXPERIMENTS = {
+    "direction": ("minibert.experiments.direction",
+                  "bidirectional vs left-to-right vs ELMo-like, on the right-context probe and sentiment"),
+    "masking": ("minibert.experiments.masking",
+                "the [MASK]/same/random mixes of the paper's Table 8, fine-tuned and feature-based"),
+    "mask-rate": ("minibert.experiments.mask_rate", "masking 5, 15, 30 or 50% of each sequence"),
+    "nsp": ("minibert.experiments.nsp", "next-sentence prediction vs none vs sentence order, on sentence pairs"),
+    "pretraining-worth": ("minibert.experiments.pretraining_worth",
+                          "pretrained vs random init with 1%, 10% and 100% of the task's data"),
+    "size": ("minibert.experiments.size", "tiny vs a deeper tiny vs mini, at equal steps and equal wall time"),
+}
+
+
+def load_experiment(name):
+    """The `Experiment` of `name` (a key of EXPERIMENTS)."""
+    return importlib.import_module(EXPERIMENTS[name][0]).EXPERIMENT

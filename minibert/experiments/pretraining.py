@@ -1,0 +1,62 @@
+"""Pretraining inside an experiment: the pretraining loop's own step, in memory, with no run folder.
+
+An experiment pretrains dozens of small models and keeps none of them, so it skips what a run of
+`python -m minibert pretrain` adds around the step (logs, checkpoints, the clock): it builds the data, the
+model, the optimizer and the schedule with `minibert/train/run_setup.py` from a `RunConfig`, and calls
+`train_step` (minibert/train/pretrain.py) on the batches, as a run does. Two calls with the same config
+give the same model, bit for bit.
+"""
+
+import warnings
+from dataclasses import dataclass
+from itertools import islice
+
+from minibert.data.problems import DataWarning
+from minibert.runtime.threads import training_threads
+from minibert.tokenizer import BertTokenizer
+from minibert.train import run_setup
+from minibert.train.evaluate import evaluate
+from minibert.train.pretrain import batch_stream, train_step
+
+
+@dataclass
+class Pretrained:
+    model: object  # the BertForPreTraining, in eval mode
+    tokenizer: object
+    eval_batches: object  # the held-out split (PretrainingBatches, masked at 15%), or None
+    steps: int
+
+
+def open_run(config, data_dir):
+    """(tokenizer, training batches, held-out batches, a fresh model) for `config` on the data in
+    `data_dir` (built there first if missing)."""
+    with warnings.catch_warnings():
+        # The built-in corpora's long sentences are cut to fit; the data is ours, the warning is not news.
+        warnings.simplefilter("ignore", DataWarning)
+        shard_dir, vocab_path, _ = run_setup.prepare_data(config, data_dir, log=lambda _: None)
+    tokenizer = BertTokenizer(vocab_path)
+    train_batches, eval_batches = run_setup.open_batches(shard_dir, config)
+    return tokenizer, train_batches, eval_batches, run_setup.build_model(config, tokenizer.vocab_size)
+
+
+def pretrain_in_memory(config, data_dir, transform=None, steps=None):
+    """Pretrain a model as `config` says for `steps` (default config.steps) steps; returns `Pretrained`.
+
+    transform: applied to every training batch first (`minibert.data.reverse.reverse_batch`: right to left).
+    """
+    tokenizer, train_batches, eval_batches, model = open_run(config, data_dir)
+    steps = steps or config.steps
+    optimizer = run_setup.build_optimizer(model, config)
+    scheduler = run_setup.build_scheduler(optimizer, config, steps)
+    parameters = model.parameters()
+    with training_threads(config.threads):
+        for _, _, batch in islice(batch_stream(train_batches, 0, 0), steps):
+            train_step(model, parameters, optimizer, scheduler, transform(batch) if transform else batch, config)
+    return Pretrained(model.eval(), tokenizer, eval_batches, steps)
+
+
+def held_out_mlm_accuracy(pretrained, max_batches=None):
+    """Masked-LM accuracy (%) on the held-out split, masked at BERT's 15% whatever rate the run trained at
+    (minibert/train/run_setup.py `open_batches`), so runs of different rates are measured alike."""
+    evaluation = evaluate(pretrained.model, pretrained.eval_batches, max_batches, use_nsp=False)
+    return 100 * evaluation.mlm_accuracy

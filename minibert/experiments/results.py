@@ -1,0 +1,50 @@
+"""What an experiment leaves behind: `results.json` (everything needed to check or redraw it) and the
+picture, `experiment-<name>.svg`, one panel per metric with every seed's value and each arm's mean.
+
+results.json holds the command, the date (UTC), the CPU (model, vector ISA, cores), the settings, every
+run's values and seconds, and the summary (mean, sample standard deviation, min, max, n per arm and metric).
+"""
+
+import json
+import time
+from pathlib import Path
+
+from minibert.experiments.summary import summarize_runs
+from minibert.io.atomic import atomic_write
+from minibert.runtime.cpu import describe_cpu
+from minibert.viz.svg import dot_plot_svg, save_svg
+
+RESULTS_FILE = "results.json"
+
+
+def results_record(experiment, mode, records, command):
+    """The JSON-able record of a finished (or partly finished) experiment."""
+    arms = experiment.arms(mode)
+    summaries = summarize_runs(records, arms, experiment.metrics)
+    return {
+        "experiment": experiment.name, "mode": mode, "command": command,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
+        "settings": experiment.settings(mode), "arms": arms, "metrics": experiment.metrics,
+        "seeds": sorted({record["seed"] for record in records}),
+        "runs": [{key: record[key] for key in ("arm", "seed", "metrics", "seconds")} for record in records],
+        "summary": {arm: {metric: summary.to_dict() for metric, summary in by_metric.items()}
+                    for arm, by_metric in summaries.items()},
+    }
+
+
+def write_results(out_dir, record):
+    path = Path(out_dir) / RESULTS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as file:
+        file.write((json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    return path
+
+
+def draw_results(path, record):
+    """The dot plot of `record` (results_record) written to `path`; returns the path."""
+    panels = {title: {label: [run["metrics"][metric] for run in record["runs"]
+                              if run["arm"] == arm and run["metrics"].get(metric) is not None]
+                      for arm, label in record["arms"].items()}
+              for metric, title in record["metrics"].items()}
+    title = f"{record['experiment']} ({record['mode']}): each dot a seed, each bar the mean"
+    return save_svg(path, dot_plot_svg(panels, title=title))

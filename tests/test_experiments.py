@@ -1,0 +1,236 @@
+"""The experiments lab's harness: seeds, resume, the table's arithmetic, the results, the command line.
+
+Most tests run a stub experiment whose "training" is one draw of a seeded random number, so they cost
+milliseconds; a few check the real pieces (in-memory pretraining, the masking mix, the reversed reading)
+on the small test corpus. The experiments' findings are reported in docs/experiments.md, not asserted.
+"""
+
+import json
+import math
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+import pytest
+from helpers import small_config
+
+from minibert.cli import main
+from minibert.data.reverse import reverse_batch
+from minibert.errors import ConfigError
+from minibert.experiments import EXPERIMENTS, load_experiment
+from minibert.experiments.linear_probe import fit_linear_classifier, predict
+from minibert.experiments.pretraining import pretrain_in_memory
+from minibert.experiments.results import draw_results, results_record
+from minibert.experiments.runner import Experiment, run_experiment, run_path
+from minibert.experiments.setup import run_config
+from minibert.experiments.summary import summarize, summarize_runs
+from minibert.experiments.table import cell, format_table
+from minibert.tokenizer import BertTokenizer
+from minibert.train.run_setup import open_batches, prepare_data
+
+ARMS = {"a": "arm A", "b": "arm B"}
+
+
+def stub(calls=None, interrupt_at=None):
+    """An experiment whose run is one seeded draw per arm; `calls` records (arm, seed) of each run, and
+    the run number `interrupt_at` (from 1) raises KeyboardInterrupt as Ctrl-C would."""
+    calls = [] if calls is None else calls
+
+    def run(arm, seed, settings, shared):
+        calls.append((arm, seed))
+        if interrupt_at is not None and len(calls) == interrupt_at:
+            raise KeyboardInterrupt
+        shared.setdefault("runs of this seed", []).append(arm)
+        rng = np.random.default_rng([seed, ord(arm)])
+        return {"score": float(rng.normal(50, 5)), "shared": len(shared["runs of this seed"])}
+
+    return Experiment(name="stub", metrics={"score": "score (%)"}, arms=lambda mode: ARMS,
+                      settings=lambda mode: {"mode": mode, "steps": 3}, run=run, note="a stub")
+
+
+def run_quietly(experiment, out, seeds=3, stream=None):
+    import io
+    return run_experiment(experiment, "quick", seeds, out, stream=stream or io.StringIO(), live=False)
+
+
+def test_every_arm_runs_with_distinct_seeds_and_the_same_seeds_give_the_same_results(tmp_path):
+    records = run_quietly(stub(), tmp_path / "one")
+    for arm in ARMS:
+        assert sorted(r["seed"] for r in records if r["arm"] == arm) == [0, 1, 2]
+        scores = [r["metrics"]["score"] for r in records if r["arm"] == arm]
+        assert len(set(scores)) == 3
+    again = run_quietly(stub(), tmp_path / "two")
+    assert [r["metrics"] for r in again] == [r["metrics"] for r in records]
+    # arms share the seed's `shared` dict, emptied when the seed changes
+    assert [r["metrics"]["shared"] for r in records] == [1, 2] * 3
+
+
+def test_the_real_experiments_give_each_seed_its_own_run_config():
+    settings = load_experiment("masking").settings("quick")
+    seeds = {run_config(settings, seed).seed for seed in range(3)}
+    assert seeds == {0, 1, 2}
+    assert run_config(settings, 1) == run_config(settings, 1)
+
+
+def test_resume_skips_finished_runs_and_reruns_a_damaged_one(tmp_path):
+    run_quietly(stub(), tmp_path)
+    run_path(tmp_path, "b", 1).unlink()  # never finished
+    run_path(tmp_path, "a", 2).write_text('{"arm": "a", "seed": 2, "metr')  # half written
+    calls = []
+    records = run_quietly(stub(calls), tmp_path)
+    assert sorted(calls) == [("a", 2), ("b", 1)]
+    assert len(records) == 6 and all(record is not None for record in records)
+
+
+def test_ctrl_c_keeps_the_finished_runs_and_says_how_to_go_on(tmp_path):
+    import io
+    stream = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        run_quietly(stub(interrupt_at=4), tmp_path, stream=stream)
+    assert "3 of 6 runs are saved" in stream.getvalue() and "run the same command again" in stream.getvalue()
+    calls = []
+    run_quietly(stub(calls), tmp_path)
+    assert calls == [("b", 1), ("a", 2), ("b", 2)]
+
+
+def test_a_folder_of_other_settings_is_refused(tmp_path):
+    run_quietly(stub(), tmp_path)
+    other = stub()
+    other = Experiment(name=other.name, metrics=other.metrics, arms=other.arms,
+                       settings=lambda mode: {"mode": mode, "steps": 4}, run=other.run)
+    with pytest.raises(ConfigError, match="other settings"):
+        run_quietly(other, tmp_path)
+
+
+def test_mean_and_sample_standard_deviation_on_hand_made_numbers():
+    summary = summarize([1.0, 2.0, 6.0])
+    assert summary.mean == 3.0 and summary.n == 3 and (summary.low, summary.high) == (1.0, 6.0)
+    assert summary.std == pytest.approx(math.sqrt(7))  # ((1-3)² + (2-3)² + (6-3)²) / (3 - 1) = 7
+    assert cell(summary) == "3.0 ± 2.6 (1.0-6.0)"
+    assert summarize([4.0]).std is None and cell(summarize([4.0])) == "4.0 (1 seed)"
+
+
+def test_the_table_puts_each_arms_numbers_in_its_row():
+    records = [{"arm": arm, "metrics": {"score": value}} for arm, value in
+               [("a", 10.0), ("a", 20.0), ("b", 1.0), ("b", 3.0), ("b", 5.0)]]
+    summaries = summarize_runs(records, ARMS, {"score": "score"})
+    table = format_table(summaries, {"score": "score"}, ARMS).splitlines()
+    assert table[1].split() == ["arm", "A", "15.0", "±", "7.1", "(10.0-20.0)"]
+    assert table[2].split() == ["arm", "B", "3.0", "±", "2.0", "(1.0-5.0)"]
+    assert "1/2/3" not in table[-1] and "2/3 seeds" in table[-1]
+
+
+def test_results_record_and_picture(tmp_path):
+    experiment = stub()
+    records = run_quietly(experiment, tmp_path)
+    record = results_record(experiment, "quick", records, "python -m minibert experiment stub")
+    assert record["seeds"] == [0, 1, 2] and record["cpu"] and record["date"].endswith("UTC")
+    scores = [r["metrics"]["score"] for r in records if r["arm"] == "a"]
+    assert record["summary"]["a"]["score"]["mean"] == pytest.approx(sum(scores) / 3)
+    svg = ElementTree.parse(draw_results(tmp_path / "stub.svg", record)).getroot()
+    dots = [element for element in svg.iter() if element.get("class") == "value"]
+    assert len(dots) == 6  # one per run
+
+
+def test_the_command_prints_the_table_and_writes_the_results(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: stub())
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "masking", "--seeds", "2", "--out", str(tmp_path)])
+    assert exit_info.value.code == 0
+    out, err = capsys.readouterr()
+    assert "warning: 2 seed(s) per arm" in err
+    assert "arm A" in out and "over 2 seeds" in out and "a stub" in out
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["command"] == f"python -m minibert experiment masking --quick --seeds 2 --out {tmp_path}"
+    assert (tmp_path / "experiment-masking.svg").is_file()
+
+
+@pytest.mark.parametrize("arguments, fragment", [
+    (["experiment", "bogus"], "invalid choice: 'bogus'"),
+    (["experiment", "nsp", "--seeds", "0"], "argument --seeds: 0 is out of range"),
+    (["experiment", "nsp", "--seeds", "three"], "'three' is not a whole number"),
+    (["experiment", "nsp", "--quick", "--full"], "not allowed with argument --quick"),
+    (["experiment"], "the following arguments are required: NAME"),
+])
+def test_bad_names_and_flags_get_one_line(arguments, fragment, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(arguments)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and fragment in err[0]
+
+
+def test_help_lists_the_six_experiments(capsys):
+    with pytest.raises(SystemExit):
+        main(["experiment", "--help"])
+    out = capsys.readouterr().out
+    for name in ("direction", "masking", "mask-rate", "nsp", "pretraining-worth", "size"):
+        assert f"  {name} " in out
+    assert len(EXPERIMENTS) == 6
+
+
+def test_reverse_batch_turns_only_the_real_tokens_and_keeps_the_masked_ones(rng):
+    ids = np.array([[2, 5, 6, 7, 3, 0], [2, 8, 3, 9, 3, 0]])
+    mask = np.array([[1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1]])
+    batch = {"input_ids": ids, "segment_ids": np.zeros_like(ids), "input_mask": mask,
+             "masked_lm_positions": np.array([[1, 0], [3, 4]]), "masked_lm_weights": np.array([[1, 0], [1, 1]])}
+    turned = reverse_batch(batch)
+    assert turned["input_ids"].tolist() == [[3, 7, 6, 5, 2, 0], [0, 3, 9, 3, 8, 2]]
+    # each masked position still holds the token it held
+    for row in range(2):
+        for slot in range(2):
+            if batch["masked_lm_weights"][row, slot]:
+                assert (turned["input_ids"][row, turned["masked_lm_positions"][row, slot]]
+                        == ids[row, batch["masked_lm_positions"][row, slot]])
+    assert np.array_equal(reverse_batch(turned)["input_ids"], ids)
+
+
+def test_the_linear_probe_separates_what_is_separable(rng):
+    features = rng.normal(size=(300, 5))
+    labels = (features[:, 0] + 0.5 * features[:, 3] > 0).astype(int)
+    fitted = fit_linear_classifier(features[:200], labels[:200], 2)
+    assert np.mean(predict(fitted, features[200:]) == labels[200:]) > 0.9
+    shuffled = fit_linear_classifier(features[:200], rng.permutation(labels[:200]), 2)
+    assert np.mean(predict(shuffled, features[200:]) == labels[200:]) < 0.75
+
+
+def test_in_memory_pretraining_is_reproducible_and_follows_the_masking_mix(small_corpus):
+    config = small_config(small_corpus, steps=3, use_nsp=False)
+    first, second = (pretrain_in_memory(config, small_corpus.parent) for _ in range(2))
+    for (name, a), (_, b) in zip(first.model.state_dict().items(), second.model.state_dict().items(), strict=True):
+        assert np.array_equal(a, b), name
+    # 0/100/0 (every chosen token unchanged): the training inputs keep every label
+    same = small_config(small_corpus, steps=3, mask_token_prob=0.0, random_token_prob=0.0)
+    shard_dir, vocab_path, _ = prepare_data(same, small_corpus.parent, log=lambda _: None)
+    batch = next(open_batches(shard_dir, same)[0].epoch(0))
+    shown = np.take_along_axis(batch["input_ids"], batch["masked_lm_positions"], axis=1)
+    chosen = batch["masked_lm_weights"] > 0
+    assert chosen.any() and np.array_equal(shown[chosen], batch["masked_lm_ids"][chosen])
+    masked = small_config(small_corpus, steps=3, mask_token_prob=1.0, random_token_prob=0.0)
+    batch = next(open_batches(shard_dir, masked)[0].epoch(0))
+    shown = np.take_along_axis(batch["input_ids"], batch["masked_lm_positions"], axis=1)
+    chosen = batch["masked_lm_weights"] > 0
+    assert np.all(shown[chosen] == BertTokenizer(vocab_path).mask_token_id)
+
+
+def test_the_sentence_order_task_is_balanced_and_labelled_by_its_rule():
+    from minibert.data.corpora.document_pairs import story_documents
+    from minibert.data.corpora.sentence_order import STORIES, sentence_order_examples
+    train, dev = sentence_order_examples(60, 40)
+    assert [label for _, _, label in dev].count("ordered") == 20
+    neighbours = {(a, b) for documents in story_documents(STORIES).values() for story in documents
+                  for a, b in zip(story[:-1], story[1:], strict=True)}
+    for a, b, label in train + dev:
+        assert ((a, b) if label == "ordered" else (b, a)) in neighbours
+    assert sentence_order_examples(60, 40) == (train, dev)
+
+
+def test_one_real_experiment_runs_end_to_end_at_a_tiny_size(small_corpus):
+    """masking's 100/0/0 arm on the small corpus: 3 steps, 32 fine-tuning examples; a smoke test (its
+    numbers mean nothing), so it checks only that every metric comes back as a percentage."""
+    from minibert.experiments import masking
+    from minibert.experiments.setup import base_settings
+    settings = base_settings("quick", train_size=32, dev_size=16, epochs=1, pretrain={
+        "corpus": str(small_corpus), "max_seq_length": 32, "max_predictions_per_seq": 5, "vocab_size": 1000,
+        "batch_size": 8, "steps": 3})
+    metrics = masking.run("100-0-0", 0, settings, {})
+    assert set(metrics) == set(masking.METRICS) and all(0 <= value <= 100 for value in metrics.values())
