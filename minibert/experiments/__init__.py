@@ -22,7 +22,7 @@ import importlib
 # name -> (module, one line for `experiment --help`)
 EXPERIMENTS = {
     "direction": ("minibert.experiments.direction",
-                  "bidirectional vs left-to-right vs ELMo-like, on the right-context probe and sentiment"),
+                  "bidirectional vs left-to-right vs ELMo-like, on the right-context probe and NER features"),
     "masking": ("minibert.experiments.masking",
                 "the [MASK]/same/random mixes of the paper's Table 8, fine-tuned and feature-based"),
     "mask-rate": ("minibert.experiments.mask_rate", "masking 5, 15, 30 or 50% of each sequence"),
