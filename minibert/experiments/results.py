@@ -5,12 +5,11 @@ results.json holds the command, the date (UTC), the CPU (model, vector ISA, core
 run's values and seconds, and the summary (mean, sample standard deviation, min, max, n per arm and metric).
 """
 
-import json
 import time
 from pathlib import Path
 
+from minibert.experiments.runner import write_record
 from minibert.experiments.summary import summarize_runs
-from minibert.io.atomic import atomic_write
 from minibert.runtime.cpu import describe_cpu
 from minibert.viz.svg import dot_plot_svg, save_svg
 
@@ -34,9 +33,7 @@ def results_record(experiment, mode, records, command):
 
 def write_results(out_dir, record):
     path = Path(out_dir) / RESULTS_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as file:
-        file.write((json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_record(path, record)  # atomically, as each run's record
     return path
 
 
