@@ -62,8 +62,8 @@ def run(args):
     train_fast()  # the fused ops, as the pretrain and finetune commands train
     records = run_experiment(experiment, args.mode, args.seeds, out)
     record = results_record(experiment, args.mode, records, command_line(args))
-    summaries = summarize_runs(records, arms, experiment.metrics)
-    print(format_table(summaries, experiment.metrics, arms))
+    metrics = experiment.metrics(args.mode)
+    print(format_table(summarize_runs(records, arms, metrics), metrics, arms))
     print(experiment.note)
     results = write_results(out, record)
     figure = draw_results(out / f"experiment-{args.name}.svg", record)

@@ -62,6 +62,6 @@ def run(arm, seed, settings, shared):
 
 
 EXPERIMENT = Experiment(
-    name="direction", metrics=METRICS, arms=lambda mode: ARMS, settings=settings, run=run,
+    name="direction", metrics=lambda mode: METRICS, arms=lambda mode: ARMS, settings=settings, run=run,
     note=("chance on the probe is about 15% (1 in 6 or 7 candidates): a left-to-right model cannot "
           "see the word that decides the blank; ELMo's right-to-left half can."))

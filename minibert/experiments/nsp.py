@@ -11,24 +11,26 @@ synthetic story, or from another one? what NSP practises, asked of sentences up 
 the first question asked of real text (docstrings of pip's libraries), after the same arm pretrained on
 `pydocs`. The paper found removing NSP cost QNLI 3.5 points; RoBERTa found it cost nothing when the inputs
 were full sentences; ALBERT found NSP learns topic rather than coherence, and SOP does better.
+Quick mode also reads each sentence loss's own held-out accuracy: what its head learned of its question.
 """
 
 from minibert.experiments.downstream import ORDER_TASK, fine_tune_score, load_task
-from minibert.experiments.pretraining import pretrain_in_memory
+from minibert.experiments.pretraining import held_out_sentence_accuracy, pretrain_in_memory
 from minibert.experiments.runner import Experiment
-from minibert.experiments.setup import base_settings, data_dir, run_config
+from minibert.experiments.setup import base_settings, data_dir, eval_batches, measures, run_config
 
 ARMS = {"nsp": "NSP (BERT)", "none": "none (RoBERTa)", "sop": "SOP (ALBERT)"}
 CHANGES = {"nsp": {"use_nsp": True, "sentence_task": "nsp"}, "none": {"use_nsp": False},
            "sop": {"use_nsp": True, "sentence_task": "sop"}}
-METRICS = {"story": "story-pairs, fine-tuned (%)", "order": "sentence-order, fine-tuned (%)",
-           "doc": "doc-pairs (real text), fine-tuned (%)"}
+PAIR_TASKS = {"story": "story-pairs, fine-tuned (%)", "order": "sentence-order, fine-tuned (%)"}
+METRICS = {"quick": {"own": "its sentence loss, held out (%)", **PAIR_TASKS},
+           "full": {**PAIR_TASKS, "doc": "doc-pairs (real text), fine-tuned (%)"}}
 ORDER_SIZES = {"quick": (400, 200), "full": (1200, 400)}  # as story-pairs' files: 1,200 and 400
 
 
 def settings(mode):
     train, dev = ORDER_SIZES[mode]
-    return base_settings(mode, order_train_size=train, order_dev_size=dev, real_text=mode == "full")
+    return base_settings(mode, METRICS, order_train_size=train, order_dev_size=dev, real_text=mode == "full")
 
 
 def run(arm, seed, settings, shared):
@@ -37,6 +39,8 @@ def run(arm, seed, settings, shared):
     order = load_task(ORDER_TASK, pretrained.tokenizer, settings["order_train_size"], settings["order_dev_size"])
     scores = {"story": fine_tune_score(pretrained.model, story, seed, settings["epochs"]),
               "order": fine_tune_score(pretrained.model, order, seed, settings["epochs"])}
+    if "own" in measures(settings, METRICS) and CHANGES[arm]["use_nsp"]:  # `none` has no sentence head
+        scores["own"] = held_out_sentence_accuracy(pretrained, eval_batches(settings))
     if settings["real_text"]:  # the same arm pretrained on real text, for the real-text task
         real_settings = {**settings, "pretrain": {**settings["pretrain"], "corpus": "pydocs", "vocab_size": 8192}}
         on_pydocs = pretrain_in_memory(run_config(real_settings, seed, **CHANGES[arm]), data_dir(real_settings))
@@ -47,6 +51,6 @@ def run(arm, seed, settings, shared):
 
 EXPERIMENT = Experiment(
     name="nsp",
-    metrics=METRICS, arms=lambda mode: ARMS, settings=settings, run=run,
+    metrics=METRICS.get, arms=lambda mode: ARMS, settings=settings, run=run,
     note=("NSP practises story-pairs' question (with B right after A), SOP sentence-order's; the question is "
           "what transfers after fine-tuning, and whether it is outside the noise."))

@@ -40,6 +40,6 @@ def run(arm, seed, settings, shared):
 
 EXPERIMENT = Experiment(
     name="pretraining-worth",
-    metrics=METRICS, arms=lambda mode: ARMS, settings=settings, run=run,
+    metrics=lambda mode: METRICS, arms=lambda mode: ARMS, settings=settings, run=run,
     note=("the gap between the pretrained and the random rows at each size is what pretraining is "
           "worth there."))

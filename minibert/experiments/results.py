@@ -18,12 +18,12 @@ RESULTS_FILE = "results.json"
 
 def results_record(experiment, mode, records, command):
     """The JSON-able record of a finished (or partly finished) experiment."""
-    arms = experiment.arms(mode)
-    summaries = summarize_runs(records, arms, experiment.metrics)
+    arms, metrics = experiment.arms(mode), experiment.metrics(mode)
+    summaries = summarize_runs(records, arms, metrics)
     return {
         "experiment": experiment.name, "mode": mode, "command": command,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
-        "settings": experiment.settings(mode), "arms": arms, "metrics": experiment.metrics,
+        "settings": experiment.settings(mode), "arms": arms, "metrics": metrics,
         "seeds": sorted({record["seed"] for record in records}),
         "runs": [{key: record[key] for key in ("arm", "seed", "metrics", "seconds")} for record in records],
         "summary": {arm: {metric: summary.to_dict() for metric, summary in by_metric.items()}

@@ -34,7 +34,7 @@ class Experiment:
     per seed and fine-tuned in several arms), emptied when the seed changes."""
 
     name: str
-    metrics: dict  # {metric: column title}
+    metrics: object  # mode -> {metric: column title}; quick mode measures what moves within its minute
     arms: object  # mode -> {arm: label}; arm names are safe as file names ("80-10-10")
     settings: object  # mode -> {setting: value}: everything that decides the numbers, JSON-able
     run: object
@@ -71,7 +71,7 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
     there; returns the records of all runs, in the order arm by arm within seed by seed."""
     if mode not in MODES:
         raise ConfigError(f"mode {mode!r}; choose one of {', '.join(MODES)}")
-    settings, arms = experiment.settings(mode), experiment.arms(mode)
+    settings, arms, metric_titles = experiment.settings(mode), experiment.arms(mode), experiment.metrics(mode)
     for arm in arms:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", arm):
             raise ConfigError(f"arm {arm!r} of {experiment.name} cannot name a file; use letters, digits, . _ -")
@@ -99,8 +99,8 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
                       "seconds": seconds, "settings": settings}
             write_record(run_path(out_dir, arm, seed), record)
             records[(arm, seed)] = record
-            shown = ", ".join(f"{experiment.metrics.get(name, name)} {value:.1f}" for name, value in metrics.items()
-                              if isinstance(value, (int, float)) and name in experiment.metrics)
+            shown = ", ".join(f"{metric_titles[name]} {value:.1f}" for name, value in metrics.items()
+                              if isinstance(value, (int, float)) and name in metric_titles)
             progress.message(f"run {index}/{len(plan)} {arms[arm]}, seed {seed}: {shown} ({seconds:.0f} s)")
     except KeyboardInterrupt:
         progress.close()

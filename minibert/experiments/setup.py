@@ -1,8 +1,10 @@
 """What every experiment shares in each mode: the pretraining recipe, the budget, the fine-tuning sets.
 
-- quick: about a minute per experiment, for the lessons: the `tiny` model on `synthetic`, a few dozen
-  steps, small fine-tuning sets. It shows the machinery and the shape of the table; its differences are
-  mostly noise.
+- quick: about a minute per experiment, for the lessons: the `tiny` model on `synthetic`, 80 steps, small
+  task sets. 80 steps leave the model in its first phase (held-out masked-LM accuracy about 5%, near always
+  guessing the commonest tokens), where fine-tuning a few hundred examples stays at chance; so quick mode
+  measures what has moved by then where an experiment has such a measure (each experiment's `METRICS`
+  says what each mode measures; docs/experiments.md, "Quick mode", what the measures showed).
 - full: what docs/experiments.md reports: the same model and corpus with ten times the steps and the whole
   fine-tuning sets, so that each experiment takes about 10 minutes on 2 cores.
 
@@ -21,21 +23,39 @@ from minibert.train.presets import run_preset
 MAX_PREDICTIONS = 32
 
 MODES = {
-    "quick": {"pretrain": {"steps": 80}, "train_size": 400, "dev_size": 200, "epochs": 2},
+    # eval_batches: held-out measures read 10 batches (320 sequences, about 3,000 masked tokens), not the
+    # whole split (61 batches: 2 s a run for `tiny`, more for `mini`); full mode reads it all
+    "quick": {"pretrain": {"steps": 80}, "train_size": 400, "dev_size": 200, "epochs": 2, "eval_batches": 10},
     # epochs None: the finetune command's default, 3 or more for a small set (minibert/finetune/plateau.py)
     "full": {"pretrain": {"steps": 800}, "train_size": None, "dev_size": None, "epochs": None},
 }
 
 
-def base_settings(mode, **changes):
-    """The JSON-able settings of `mode`, with `changes` on top (nested "pretrain" dicts merge)."""
+def base_settings(mode, metrics=None, **changes):
+    """The JSON-able settings of `mode`, with `changes` on top (nested "pretrain" dicts merge).
+
+    metrics: the experiment's {mode: {metric: title}}; in quick mode the settings name the metrics to
+    measure ("measures", read by `measures`), so a quick run saved before they changed is not mixed in."""
     settings = {**MODES[mode], "pretrain": {"model": "tiny", "corpus": "synthetic", "max_seq_length": 64,
                                             "max_predictions_per_seq": MAX_PREDICTIONS, "batch_size": 32,
                                             "lr": 3e-3, "use_nsp": False, "dropout": 0.0,
                                             **MODES[mode]["pretrain"]}}
     for name, value in changes.items():
         settings[name] = {**settings[name], **value} if name == "pretrain" else value
+    if metrics is not None and mode == "quick":
+        settings["measures"] = list(metrics["quick"])
     return settings
+
+
+def measures(settings, metrics):
+    """The metrics a run of `settings` measures: the quick ones its settings name, or the full mode's (full
+    settings have no "measures", as when the runs of docs/experiments.md were made, so those still resume)."""
+    return settings.get("measures", list(metrics["full"]))
+
+
+def eval_batches(settings):
+    """How many held-out batches a measure reads (None: all, in full mode)."""
+    return settings.get("eval_batches")
 
 
 def run_config(settings, seed, **changes):
