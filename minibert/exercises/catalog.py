@@ -66,7 +66,9 @@ LESSONS = (
     Lesson("16", "16_real_checkpoint.py", "open a real BERT checkpoint and look inside"),
     Lesson("17", "17_token_tagging.py", "tag every token: named entities"),
     Lesson("18", "18_not_a_generator.py", "BERT is not a generator"),
-    Lesson("19", "19_ablations.py", "rerun the paper's ablations"),
+    Lesson("19", "19_masking.py", "the masking mix, run: [MASK], same or random"),
+    Lesson("20", "20_mask_rate.py", "the masking rate, run: 5, 15, 30 or 50%"),
+    Lesson("21", "21_nsp.py", "next-sentence prediction, run: NSP, none or SOP"),
 )
 
 

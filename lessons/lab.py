@@ -1,0 +1,50 @@
+"""What the ablation lessons (19 masking, 20 mask-rate, 21 nsp) share: run one experiment of the lab here,
+and read back its stored full run.
+
+`run_here` runs every arm with 3 seeds in quick mode (80 steps of the `tiny` model per run, about a minute
+in all), or in full mode with `--full` (10-30 minutes), as `python -m minibert experiment NAME` does, and
+prints the table. Its runs are saved under the lesson's output folder as they end, so a second run of the
+lesson reads them instead of training again. `stored_full_run` prints the full run that docs/experiments.md
+reports, from docs/figures/experiment-NAME.json.
+"""
+
+import json
+import os
+
+import course
+
+from minibert.experiments import load_experiment
+from minibert.experiments.runner import run_experiment
+from minibert.experiments.summary import summarize_runs
+from minibert.experiments.table import format_table
+from minibert.train.run_setup import train_fast
+
+SEEDS = 3
+STORED = course.ROOT / "docs" / "figures"
+
+
+def run_here(name, lesson):
+    """Run experiment `name` (quick, or full with --full) with 3 seeds per arm; print and return its table."""
+    os.chdir(course.ROOT)  # the experiments read data/synthetic, as the command does from the repository root
+    train_fast()  # the fused ops, as the command trains
+    experiment, mode = load_experiment(name), "full" if course.FULL else "quick"
+    arms, metrics = experiment.arms(mode), experiment.metrics(mode)
+    course.title(f"{name}, {mode} mode, run here: {len(arms)} arms x {SEEDS} seeds")
+    records = run_experiment(experiment, mode, SEEDS, course.OUTPUT / f"{lesson}_{name}-{mode}")
+    table = format_table(summarize_runs(records, arms, metrics), metrics, arms)
+    print(table)
+    return table
+
+
+def stored_full_run(name, look_for):
+    """Print the stored full run of `name` (docs/experiments.md), when and where it ran, and what to look for."""
+    course.title(f"{name}, full mode, as docs/experiments.md reports it")
+    stored = STORED / f"experiment-{name}.json"
+    if not stored.is_file():
+        print(f"(no stored full run at {stored}: run `python -m minibert experiment {name} --full`)")
+        return
+    record = json.loads(stored.read_text(encoding="utf-8"))
+    print(format_table(summarize_runs(record["runs"], record["arms"], record["metrics"]), record["metrics"],
+                       record["arms"]))
+    print(f"{record['command']}; {record['date']}; {record['cpu']}")
+    print(f"What to look for: {look_for}")
