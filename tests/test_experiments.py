@@ -236,3 +236,29 @@ def test_one_real_experiment_runs_end_to_end_at_a_tiny_size(small_corpus):
     for mode, settings in (("quick", quick), ("full", full)):
         metrics = masking.run("100-0-0", 0, settings, {})
         assert set(metrics) == set(masking.METRICS[mode]) and all(0 <= value <= 100 for value in metrics.values())
+
+
+def test_shown_as_themselves_puts_every_chosen_token_back_and_nothing_else(small_corpus):
+    """quick `masking`'s measure reads the held-out batches with each chosen token put back in its place;
+    a padded prediction slot (weight 0, position 0) must leave [CLS] alone."""
+    from minibert.experiments.pretraining import ShownAsThemselves
+
+    class OneBatch:
+        def epoch(self, number):
+            yield {"input_ids": np.array([[2, 4, 7, 4, 3, 0]]), "masked_lm_positions": np.array([[1, 3, 0]]),
+                   "masked_lm_ids": np.array([[5, 9, 0]]), "masked_lm_weights": np.array([[1.0, 1.0, 0.0]])}
+
+    assert next(ShownAsThemselves(OneBatch()).epoch(0))["input_ids"].tolist() == [[2, 5, 7, 9, 3, 0]]
+    config = small_config(small_corpus, steps=1, use_nsp=False)
+    shard_dir, _, _ = prepare_data(config, small_corpus.parent, log=lambda _: None)
+    held_out = open_batches(shard_dir, config)[1]
+    hidden = 0
+    for batch, shown in zip(held_out.epoch(0), ShownAsThemselves(held_out).epoch(0), strict=True):
+        chosen = batch["masked_lm_weights"] > 0
+        rows, positions = np.nonzero(chosen)[0], batch["masked_lm_positions"][chosen]
+        assert np.array_equal(shown["input_ids"][rows, positions], batch["masked_lm_ids"][chosen])
+        moved = np.zeros(batch["input_ids"].shape, dtype=bool)
+        moved[rows, positions] = True
+        assert np.array_equal(shown["input_ids"][~moved], batch["input_ids"][~moved])
+        hidden += int(np.sum(batch["input_ids"][rows, positions] != batch["masked_lm_ids"][chosen]))
+    assert hidden > 0  # the held-out inputs did hide tokens, so putting them back was tested

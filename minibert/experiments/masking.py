@@ -35,13 +35,14 @@ def run(arm, seed, settings, shared):
     mask, _, random = MIXES[arm]
     config = run_config(settings, seed, mask_token_prob=mask / 100, random_token_prob=random / 100)
     pretrained = pretrain_in_memory(config, data_dir(settings))
-    ner = load_task("ner", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
-    scores = {"ner_features": tagging_feature_f1([(pretrained.model, False)], ner)}
+    scores = {}
     if "unchanged" in measures(settings, METRICS):
         scores["unchanged"] = unchanged_token_accuracy(pretrained, eval_batches(settings))
     if "finetune" in measures(settings, METRICS):
         sentiment = load_task("sentiment", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
         scores["finetune"] = fine_tune_score(pretrained.model, sentiment, seed, settings["epochs"])
+    ner = load_task("ner", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
+    scores["ner_features"] = tagging_feature_f1([(pretrained.model, False)], ner)
     return scores
 
 
