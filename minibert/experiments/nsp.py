@@ -16,19 +16,19 @@ were full sentences; ALBERT found NSP learns topic rather than coherence, and SO
 from minibert.experiments.downstream import ORDER_TASK, fine_tune_score, load_task
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.runner import Experiment
-from minibert.experiments.setup import base_settings, data_dir, run_config
+from minibert.experiments.setup import LONG_MODES, base_settings, data_dir, run_config
 
 ARMS = {"nsp": "NSP (BERT)", "none": "none (RoBERTa)", "sop": "SOP (ALBERT)"}
 CHANGES = {"nsp": {"use_nsp": True, "sentence_task": "nsp"}, "none": {"use_nsp": False},
            "sop": {"use_nsp": True, "sentence_task": "sop"}}
 METRICS = {"story": "story-pairs, fine-tuned (%)", "order": "sentence-order, fine-tuned (%)",
            "doc": "doc-pairs (real text), fine-tuned (%)"}
-ORDER_SIZES = {"quick": (400, 200), "full": (1200, 400)}  # as story-pairs' files: 1,200 and 400
+ORDER_SIZES = {"quick": (400, 200), "full": (1200, 400), "mini": (1200, 400)}  # as story-pairs' files
 
 
 def settings(mode):
     train, dev = ORDER_SIZES[mode]
-    return base_settings(mode, order_train_size=train, order_dev_size=dev, real_text=mode == "full")
+    return base_settings(mode, order_train_size=train, order_dev_size=dev, real_text=mode in LONG_MODES)
 
 
 def run(arm, seed, settings, shared):
