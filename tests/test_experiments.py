@@ -25,6 +25,7 @@ from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
 from minibert.experiments.table import cell, format_table
 from minibert.tokenizer import BertTokenizer
+from minibert.train.presets import RUN_PRESETS
 from minibert.train.run_setup import open_batches, prepare_data
 
 ARMS = {"a": "arm A", "b": "arm B"}
@@ -69,6 +70,23 @@ def test_the_real_experiments_give_each_seed_its_own_run_config():
     seeds = {run_config(settings, seed).seed for seed in range(3)}
     assert seeds == {0, 1, 2}
     assert run_config(settings, 1) == run_config(settings, 1)
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+def test_mini_mode_is_the_full_mode_with_the_mini_model(name):
+    """A mini-mode table is comparable with the full one: the same steps, data and task sets, only the
+    model (and the learning rate of its preset) differ."""
+    experiment = load_experiment(name)
+    full, mini = experiment.settings("full"), experiment.settings("mini")
+    assert mini["pretrain"].pop("model") == "mini" and full["pretrain"].pop("model") == "tiny"
+    assert mini["pretrain"].pop("lr") == RUN_PRESETS["mini"].lr
+    full["pretrain"].pop("lr")
+    if name == "size":  # every size is trained in both modes; only the budgets grow
+        assert mini.pop("time_seconds") > full.pop("time_seconds")
+        assert mini["pretrain"].pop("steps") > full["pretrain"].pop("steps")
+    assert mini == full
+    assert experiment.arms("mini") == experiment.arms("full")
+    assert experiment.metrics("mini") == experiment.metrics("full")
 
 
 def test_resume_skips_finished_runs_and_reruns_a_damaged_one(tmp_path):

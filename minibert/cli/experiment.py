@@ -2,6 +2,7 @@
 
     python -m minibert experiment masking             # quick: about a minute, tiny model, synthetic text
     python -m minibert experiment masking --full      # what docs/experiments.md reports (about 10 minutes)
+    python -m minibert experiment masking --mini      # the same on the mini model (an hour or more)
     python -m minibert experiment nsp --seeds 5 --out runs/nsp5
 
 Every arm runs with each seed; each run's result is saved in --out as it ends, so a stopped experiment
@@ -31,6 +32,9 @@ def add_arguments(parser):
                        help="about a minute: the tiny model, 80 steps, measures that move by then (the default)")
     modes.add_argument("--full", dest="mode", action="store_const", const="full",
                        help="about ten minutes: ten times the steps, the whole task sets")
+    modes.add_argument("--mini", dest="mode", action="store_const", const="mini",
+                       help="the full mode on the mini model (4 layers, width 256): minutes per run, an hour "
+                            "or more per experiment")
     parser.set_defaults(mode="quick")
     parser.add_argument("--seeds", type=whole_number("the number of seeds per arm"), default=RECOMMENDED_SEEDS,
                         help=f"seeds per arm ({RECOMMENDED_SEEDS}; fewer make the spread meaningless)")

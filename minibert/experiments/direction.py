@@ -18,7 +18,7 @@ from minibert.data.reverse import reverse_batch
 from minibert.experiments.downstream import load_task, tagging_feature_f1
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.runner import Experiment
-from minibert.experiments.setup import base_settings, data_dir, run_config
+from minibert.experiments.setup import LONG_MODES, base_settings, data_dir, run_config
 from minibert.train.probe import candidate_scores, probe_accuracy, read_probe
 
 ARMS = {"bidirectional": "bidirectional (BERT)", "causal": "left-to-right (GPT)",
@@ -32,7 +32,7 @@ MODELS = {"bidirectional": [("bidirectional", False)], "causal": [("causal", Fal
 def settings(mode):
     # the probe needs longer than the other measures: bench/probe.py's bidirectional tiny model got 78% of
     # the blanks at 2,000 steps and all at 4,000 (the causal one stays at chance)
-    return base_settings(mode, pretrain={"steps": 1500}) if mode == "full" else base_settings(mode)
+    return base_settings(mode, pretrain={"steps": 1500}) if mode in LONG_MODES else base_settings(mode)
 
 
 def model(kind, seed, settings, shared):

@@ -11,7 +11,7 @@ preset trains at 30% for that reason.
 from minibert.experiments.downstream import fine_tune_score, load_task
 from minibert.experiments.pretraining import held_out_mlm_accuracy, pretrain_in_memory
 from minibert.experiments.runner import Experiment
-from minibert.experiments.setup import base_settings, data_dir, eval_batches, measures, run_config
+from minibert.experiments.setup import base_settings, by_mode, data_dir, eval_batches, measures, run_config
 
 RATES = {"5": 0.05, "15": 0.15, "30": 0.30, "50": 0.50}
 ARMS = {arm: f"{arm}%" + (" (BERT)" if arm == "15" else "") for arm in RATES}
@@ -34,6 +34,6 @@ def run(arm, seed, settings, shared):
 
 EXPERIMENT = Experiment(
     name="mask-rate",
-    metrics=METRICS.get, arms=lambda mode: ARMS, settings=settings, run=run,
+    metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run,
     note=("held-out MLM accuracy is read at 15% for every arm, so a high rate is not judged on an "
           "easier or harder test than a low one."))

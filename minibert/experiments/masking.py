@@ -16,7 +16,7 @@ toward the observed word that the SAME share is there to give, beside the featur
 from minibert.experiments.downstream import fine_tune_score, load_task, tagging_feature_f1
 from minibert.experiments.pretraining import pretrain_in_memory, unchanged_token_accuracy
 from minibert.experiments.runner import Experiment
-from minibert.experiments.setup import base_settings, data_dir, eval_batches, measures, run_config
+from minibert.experiments.setup import base_settings, by_mode, data_dir, eval_batches, measures, run_config
 
 MIXES = {"80-10-10": (80, 10, 10), "100-0-0": (100, 0, 0), "80-0-20": (80, 0, 20), "80-20-0": (80, 20, 0),
          "0-20-80": (0, 20, 80), "0-0-100": (0, 0, 100)}
@@ -48,6 +48,6 @@ def run(arm, seed, settings, shared):
 
 EXPERIMENT = Experiment(
     name="masking",
-    metrics=METRICS.get, arms=lambda mode: ARMS, settings=settings, run=run,
+    metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run,
     note=("the paper: fine-tuning barely cares (MNLI 83.6-84.4); feature-based NER loses most with "
           "100% [MASK] (94.0 against 94.9 for 80/10/10)."))

@@ -17,7 +17,7 @@ Quick mode also reads each sentence loss's own held-out accuracy: what its head 
 from minibert.experiments.downstream import ORDER_TASK, fine_tune_score, load_task
 from minibert.experiments.pretraining import held_out_sentence_accuracy, pretrain_in_memory
 from minibert.experiments.runner import Experiment
-from minibert.experiments.setup import base_settings, data_dir, eval_batches, measures, run_config
+from minibert.experiments.setup import LONG_MODES, base_settings, by_mode, data_dir, eval_batches, measures, run_config
 
 ARMS = {"nsp": "NSP (BERT)", "none": "none (RoBERTa)", "sop": "SOP (ALBERT)"}
 CHANGES = {"nsp": {"use_nsp": True, "sentence_task": "nsp"}, "none": {"use_nsp": False},
@@ -25,12 +25,12 @@ CHANGES = {"nsp": {"use_nsp": True, "sentence_task": "nsp"}, "none": {"use_nsp":
 PAIR_TASKS = {"story": "story-pairs, fine-tuned (%)", "order": "sentence-order, fine-tuned (%)"}
 METRICS = {"quick": {"own": "its sentence loss, held out (%)", **PAIR_TASKS},
            "full": {**PAIR_TASKS, "doc": "doc-pairs (real text), fine-tuned (%)"}}
-ORDER_SIZES = {"quick": (400, 200), "full": (1200, 400)}  # as story-pairs' files: 1,200 and 400
+ORDER_SIZES = {"quick": (400, 200), "full": (1200, 400), "mini": (1200, 400)}  # as story-pairs' files
 
 
 def settings(mode):
     train, dev = ORDER_SIZES[mode]
-    return base_settings(mode, METRICS, order_train_size=train, order_dev_size=dev, real_text=mode == "full")
+    return base_settings(mode, METRICS, order_train_size=train, order_dev_size=dev, real_text=mode in LONG_MODES)
 
 
 def run(arm, seed, settings, shared):
@@ -51,6 +51,6 @@ def run(arm, seed, settings, shared):
 
 EXPERIMENT = Experiment(
     name="nsp",
-    metrics=METRICS.get, arms=lambda mode: ARMS, settings=settings, run=run,
+    metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run,
     note=("NSP practises story-pairs' question (with B right after A), SOP sentence-order's; the question is "
           "what transfers after fine-tuning, and whether it is outside the noise."))

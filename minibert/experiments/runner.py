@@ -23,7 +23,7 @@ from minibert.errors import ConfigError
 from minibert.io.atomic import atomic_write
 from minibert.train.progress import ProgressLine, format_duration
 
-MODES = ("quick", "full")
+MODES = ("quick", "full", "mini")
 RUNS_FOLDER = "runs"
 
 

@@ -7,6 +7,9 @@
   says what each mode measures; docs/experiments.md, "Quick mode", what the measures showed).
 - full: what docs/experiments.md reports: the same model and corpus with ten times the steps and the whole
   fine-tuning sets, so that each experiment takes about 10 minutes on 2 cores.
+- mini: the full mode on the `mini` model (4 layers, width 256, BERT-Mini) at its preset's learning rate:
+  the same steps, data and sets as full, each model about 20 times the work of a `tiny` one, so minutes per
+  arm and an hour or more per experiment (docs/experiments.md says what each took).
 
 Every arm of an experiment starts from these and changes one thing. No arm trains the NSP loss except in
 the `nsp` experiment (the paper's Table 5 compares the directions without it too), and dropout is off (a
@@ -29,6 +32,8 @@ MODES = {
     # epochs None: the finetune command's default, 3 or more for a small set (minibert/finetune/plateau.py)
     "full": {"pretrain": {"steps": 800}, "train_size": None, "dev_size": None, "epochs": None},
 }
+MODES["mini"] = {**MODES["full"], "pretrain": {**MODES["full"]["pretrain"], "model": "mini", "lr": 1e-3}}
+LONG_MODES = ("full", "mini")  # the modes docs/experiments.md reports: the whole sets, real text where asked
 
 
 def base_settings(mode, metrics=None, **changes):
@@ -47,6 +52,12 @@ def base_settings(mode, metrics=None, **changes):
     return settings
 
 
+def by_mode(metrics):
+    """An Experiment's `metrics`: mode -> {metric: title} from {"quick": ..., "full": ...}; mini mode
+    measures what full mode does."""
+    return lambda mode: metrics["quick" if mode == "quick" else "full"]
+
+
 def measures(settings, metrics):
     """The metrics a run of `settings` measures: the quick ones its settings name, or the full mode's (full
     settings have no "measures", as when the runs of docs/experiments.md were made, so those still resume)."""
@@ -59,7 +70,8 @@ def eval_batches(settings):
 
 
 def run_config(settings, seed, **changes):
-    """The RunConfig of one run: the `tiny` preset with the settings' pretraining fields and `changes`."""
+    """The RunConfig of one run: the `tiny` preset with the settings' pretraining fields (its model: `tiny`,
+    or `mini` in mini mode) and `changes`."""
     return run_preset("tiny", **{**settings["pretrain"], **changes}, seed=seed, minutes=None)
 
 
