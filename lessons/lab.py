@@ -1,7 +1,7 @@
 """What the ablation lessons (19 masking, 20 mask-rate, 21 nsp) share: run one experiment of the lab here,
 and read back its stored full run.
 
-`run_here` runs every arm with 3 seeds in quick mode (80 steps of the `tiny` model per run, about a minute
+`run_here` runs every arm with 3 seeds in quick mode (70-80 steps of the `tiny` model per run, about a minute
 in all), or in full mode with `--full` (10-30 minutes), as `python -m minibert experiment NAME` does, and
 prints the table. Its runs are saved under the lesson's output folder as they end, so a second run of the
 lesson reads them instead of training again. `stored_full_run` prints the full run that docs/experiments.md
