@@ -29,7 +29,7 @@ def add_arguments(parser):
                         help="which experiment (listed below)")
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                       help="about a minute: the tiny model, 80 steps, measures that move by then (the default)")
+                       help="about a minute: the tiny model, 70-80 steps, measures that move by then (the default)")
     modes.add_argument("--full", dest="mode", action="store_const", const="full",
                        help="about ten minutes: ten times the steps, the whole task sets")
     modes.add_argument("--mini", dest="mode", action="store_const", const="mini",

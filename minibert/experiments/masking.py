@@ -8,7 +8,7 @@ the RunConfig, minibert/data/masking.py).
 Measured by fine-tuning (sentiment) and feature-based, on the frozen encoder (a linear tagger on each
 word's vector for NER, as the paper's feature-based NER). The paper's point: [MASK] never appears
 downstream, so a model trained only on [MASK] has learned less about real tokens, which fine-tuning can
-repair and frozen features cannot. Quick mode's 80 steps are too few for either: it measures instead how
+repair and frozen features cannot. Quick mode's 70 steps are too few for either: it measures instead how
 well the masked LM recovers held-out tokens shown as themselves (`unchanged_token_accuracy`), the bias
 toward the observed word that the SAME share is there to give, beside the feature-based NER.
 """
