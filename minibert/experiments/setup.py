@@ -19,7 +19,7 @@ short run underfits; see the `mini` preset's notes in minibert/train/presets.py)
 from pathlib import Path
 
 from minibert.data.corpora import CORPORA
-from minibert.train.presets import run_preset
+from minibert.train.presets import RUN_PRESETS, run_preset
 
 # masked positions per 64-token sequence: room for the 50% arm of `mask-rate`, the same in every
 # experiment so that they share one build of the data (at 15%, 10 positions are used)
@@ -32,7 +32,8 @@ MODES = {
     # epochs None: the finetune command's default, 3 or more for a small set (minibert/finetune/plateau.py)
     "full": {"pretrain": {"steps": 800}, "train_size": None, "dev_size": None, "epochs": None},
 }
-MODES["mini"] = {**MODES["full"], "pretrain": {**MODES["full"]["pretrain"], "model": "mini", "lr": 1e-3}}
+MODES["mini"] = {**MODES["full"],
+                 "pretrain": {**MODES["full"]["pretrain"], "model": "mini", "lr": RUN_PRESETS["mini"].lr}}
 LONG_MODES = ("full", "mini")  # the modes docs/experiments.md reports: the whole sets, real text where asked
 
 
