@@ -3,13 +3,17 @@ random weights, with the finetune command's recipe, over several seeds.
 
     python3 bench/transfer.py --model runs/mini-pydocs              # 100, then 300 training sentences per label
     python3 bench/transfer.py --model runs/mini-pydocs --train-per-label 1000 --seeds 5
+    python3 bench/transfer.py --model runs/mini-pydocs --task doc-pairs    # sentence pairs, 300 per label and library
 
-The task (minibert/data/corpora/package_topics.py): which library a documentation sentence comes from:
-rich (terminal), urllib3 + requests (http), or pip's own code, distlib, pkg_resources and packaging
-(packaging), read from the copies pip carries in every virtual environment. None of them is in the pydocs
-corpus, and any sentence that is in the corpus the model was pretrained on is dropped. Whole documents go
-to train or dev. The files are written to --task-dir (default: a temporary folder) as GLUE TSV, one folder per
-training-set size, so the same comparison runs from the command line:
+Two tasks, both read from the documentation of the libraries pip carries in every virtual environment: rich
+(terminal), urllib3 + requests (http), and pip's own code, distlib, pkg_resources and packaging (packaging).
+None of them is in the pydocs corpus, and any sentence that is in the corpus the model was pretrained on is
+dropped. Whole documents go to train or dev.
+- `package-topics` (minibert/data/corpora/package_topics.py): which library does a sentence come from?
+- `doc-pairs` (minibert/data/corpora/document_pairs.py): is sentence B one of the 3 after sentence A in A's
+  document, or from another document of the same library? The relation NSP is meant to teach (paper §3.1).
+The files are written to --task-dir (default: a temporary folder) as GLUE TSV, one folder per training-set
+size, so the same comparison runs from the command line:
 
     python -m minibert finetune --task glue-tsv --train DIR/train.tsv --dev DIR/dev.tsv --model RUN --out OUT
     python -m minibert finetune ... --random-init
@@ -29,18 +33,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cpu import describe_cpu  # noqa: E402
 
 from minibert.data.build import resolve_corpus  # noqa: E402
-from minibert.data.corpora.package_topics import LABELS, build_package_topics  # noqa: E402
+from minibert.data.corpora import document_pairs, package_topics  # noqa: E402
 from minibert.finetune import FineTuneConfig  # noqa: E402
 from minibert.finetune.run import run_finetuning  # noqa: E402
 from minibert.train.run_setup import train_fast  # noqa: E402
+
+# --task -> (what writes its files, its labels, the default training sizes, the default dev size); a size is
+# examples per label for package-topics, and per label and library for doc-pairs
+TASKS = {
+    "package-topics": (package_topics.build_package_topics, tuple(package_topics.LABELS), "100,300", 200),
+    "doc-pairs": (document_pairs.build_document_pairs, document_pairs.LABELS, "300", 100),
+}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", required=True, help="a pretraining run folder (or from_pretrained folder)")
-    parser.add_argument("--train-per-label", default="100,300",
-                        help="training sentences per label, one comparison per size (100,300)")
-    parser.add_argument("--dev-per-label", type=int, default=200, help="dev sentences per label (200)")
+    parser.add_argument("--task", choices=TASKS, default="package-topics", help="package-topics (default) or doc-pairs")
+    parser.add_argument("--train-per-label", default=None,
+                        help="training examples per label (per label and library for doc-pairs), one comparison "
+                             "per size (package-topics: 100,300; doc-pairs: 300)")
+    parser.add_argument("--dev-per-label", type=int, default=None,
+                        help="dev examples per label (package-topics: 200; doc-pairs: 100 per library)")
     parser.add_argument("--seeds", type=int, default=3, help="fine-tuning seeds per start (3)")
     parser.add_argument("--corpus", default=None,
                         help="the corpus file the model was pretrained on, whose sentences are kept out of the "
@@ -56,13 +70,15 @@ def main():
         parser.error(f"--starts {args.starts!r}: give pretrained, random or both, comma-separated")
     train_fast()  # the fused ops, as the finetune command runs
     corpus = args.corpus or resolve_corpus("pydocs", Path("data", "pydocs"), log=lambda _: None)
-    task_root = Path(args.task_dir or tempfile.mkdtemp(prefix="minibert-topics-"))
-    print(f"CPU: {describe_cpu()}\nmodel {args.model}; task: {', '.join(LABELS)}, {args.dev_per_label} dev sentences "
-          f"per label (the same at every size); corpus kept out: {corpus}")
-    for size in [int(size) for size in args.train_per_label.split(",")]:
-        train, dev = build_package_topics(task_root / f"train{size}", size, args.dev_per_label, seed=0,
-                                          pretraining_corpus=corpus)
-        print(f"{size} training sentences per label ({train.parent})")
+    build, labels, sizes, dev_size = TASKS[args.task]
+    sizes, dev_size = args.train_per_label or sizes, args.dev_per_label or dev_size
+    task_root = Path(args.task_dir or tempfile.mkdtemp(prefix=f"minibert-{args.task}-"))
+    print(f"CPU: {describe_cpu()}\nmodel {args.model}; task {args.task}: {', '.join(labels)}, {dev_size} dev "
+          f"examples per label{' and library' if args.task == 'doc-pairs' else ''} (the same at every size); "
+          f"corpus kept out: {corpus}")
+    for size in [int(size) for size in sizes.split(",")]:
+        train, dev = build(task_root / f"train{size}", size, dev_size, seed=0, pretraining_corpus=corpus)
+        print(f"{size} training examples per label ({train.parent})")
         scores = {start: [accuracy(args, train, dev, start == "random", seed) for seed in range(args.seeds)]
                   for start in args.starts.split(",")}
         for start, values in scores.items():
@@ -70,7 +86,7 @@ def main():
                   f"max {max(values):.1f}, {len(values)} seeds)")
         if len(scores) == 2:
             gain = (sum(scores["pretrained"]) - sum(scores["random"])) / args.seeds
-            print(f"  pretraining is worth {gain:+.1f} points of dev accuracy (chance: {100 / len(LABELS):.1f}%)",
+            print(f"  pretraining is worth {gain:+.1f} points of dev accuracy (chance: {100 / len(labels):.1f}%)",
                   flush=True)
 
 
