@@ -231,6 +231,7 @@ def test_timed_evaluations_follow_the_clock_not_the_steps(small_corpus, tmp_path
     ({"adam_beta2": 1.0}, "adam_beta2=1.0"),
     ({"schedule": "stable-decay", "decay": 0.95}, "decay=0.95"),
     ({"position_init": "zeros"}, "position_init='zeros'"),
+    ({"attention_init": "identity"}, "attention_init='identity'"),
 ])
 def test_settings_that_cannot_work_are_refused(small_corpus, changes, words):
     """Each impossible setting raises ConfigError naming the value."""

@@ -38,6 +38,8 @@ RUN_OPTIONS = {
     "--masked-lm-prob": ("masked_lm_prob", real_number("the masking rate", 0, 1, example=0.15),
                          "share of each training sequence to mask (held-out text: always 0.15)"),
     "--position-init": ("position_init", str, "start of the learned positions: normal (BERT) or sinusoidal"),
+    "--attention-init": ("attention_init", str, "start of the query and key projections: normal (BERT) or "
+                         "mimetic (heads first attend to similar tokens)"),
     "--dupe-factor": ("dupe_factor", whole_number("the passes over the training documents"),
                       "passes over the training documents when the data is built (Google: 10)"),
     "--vocab-size": ("vocab_size", whole_number("the vocabulary size (tokens)"), "size of a newly trained "

@@ -29,6 +29,7 @@ class RunConfig:
     dropout: float = 0.0  # hidden and attention dropout (BERT: 0.1)
     attention: str = "bidirectional"  # "causal" trains the same model with GPT's mask (bench/probe.py)
     position_init: str = "normal"  # start of the learned positions: "normal" (BERT) or "sinusoidal"
+    attention_init: str = "normal"  # start of the query and key projections: "normal" (BERT) or "mimetic"
     # --- the data (built by `build_pretraining_data` when missing) ---
     corpus: str = "pydocs"  # "pydocs", "synthetic", or the path of a corpus file
     vocab_size: int = 8192  # of a newly trained vocabulary; the model takes the vocab file's real size
@@ -127,6 +128,8 @@ class RunConfig:
             raise ConfigError(f"schedule={self.schedule!r}; choose one of {', '.join(SCHEDULES)}")
         if self.position_init not in ("normal", "sinusoidal"):
             raise ConfigError(f"position_init={self.position_init!r}; choose 'normal' (BERT) or 'sinusoidal'")
+        if self.attention_init not in ("normal", "mimetic"):
+            raise ConfigError(f"attention_init={self.attention_init!r}; choose 'normal' (BERT) or 'mimetic'")
         if self.attention not in ("bidirectional", "causal"):
             raise ConfigError(f"attention={self.attention!r}; choose 'bidirectional' (BERT) or "
                               "'causal' (GPT)")

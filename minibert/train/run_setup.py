@@ -20,6 +20,7 @@ from minibert.data.masking import MaskingConfig
 from minibert.data.shards import read_manifest
 from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+from minibert.model.attention_init import mimetic_query_key
 from minibert.model.memory import check_step_memory
 from minibert.model.position_init import sinusoidal_positions
 from minibert.nn import use_fused_ops
@@ -95,6 +96,12 @@ def build_model(config, vocab_size):
     if config.position_init == "sinusoidal":
         positions = model.bert.embeddings.position_embeddings.weight
         positions.data[...] = sinusoidal_positions(*positions.shape, model_config.initializer_range)
+    if config.attention_init == "mimetic":
+        rng = np.random.default_rng([config.seed, 7])  # a stream of its own: the other weights stay as they were
+        for layer in model.bert.encoder.layer:
+            attention = layer.attention.self
+            attention.query.weight.data[...], attention.key.weight.data[...] = mimetic_query_key(
+                model_config.hidden_size, model_config.num_attention_heads, rng)
     return model
 
 
