@@ -1,10 +1,10 @@
 """A start for the query and key projections: heads that attend to similar tokens from the first step.
 
 BERT draws W_Q and W_K independently (std 0.02), so at step 0 every head's score q_i . k_j is noise and each
-token attends almost evenly to all S positions. Trained heads look different: many attend to the token
-itself, to copies of the same word, or to their neighbours. Trockman & Kolter (2023, "Mimetic Initialization
-of Self-Attention Layers", §3) start each head there: they draw the product W_Q^h (W_K^h)^T, not the two
-factors, as a noisy identity
+token attends almost evenly to all S positions. Trockman & Kolter (2023, "Mimetic Initialization of
+Self-Attention Layers") found the product W_Q W_K^T of trained vision Transformers close to a multiple of
+the identity, and started fresh ones there: they draw the product of each head, not its two factors, as a
+noisy identity
 
     W_Q^h (W_K^h)^T ~= alpha Z_h + beta I,     Z_h ~ N(0, 1/H) elementwise, (H, H),
 
@@ -16,9 +16,9 @@ truncated SVD U_d S_d V_d^T, split as W_Q^h = U_d S_d^1/2 and W_K^h = V_d S_d^1/
 """
 
 # It changes only where W_Q and W_K start: the model, its parameter count and its checkpoint are BERT's, as
-# with the sinusoidal positions. alpha = beta = 0.7 was the one setting tried (docs/learning.md). The paper
-# also starts W_V W_O near -I, for vision Transformers; the value and output projections keep BERT's start
-# here (not tried).
+# with the sinusoidal positions. Whether it suits a language model is what the run in docs/learning.md
+# measures (the paper's strongest results are on images); alpha = beta = 0.7 was the one setting tried. The
+# paper also starts W_V W_O near -I; the value and output projections keep BERT's start here (not tried).
 
 import numpy as np
 
