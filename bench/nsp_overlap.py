@@ -6,7 +6,7 @@ training pairs and scored on the held-out ones, beside the share of the majority
     python3 bench/nsp_overlap.py --phase short    # the pairs of its first steps, 32 tokens
 
 Two feature sets:
-- lengths: how many tokens A and B hold (a chunk of one sentence is always NotNext, and Google's rules make
+- lengths: how many distinct words A and B hold (a chunk of one sentence is always NotNext, and Google's rules make
   the two sides' lengths differ between IsNext and NotNext);
 - lengths + overlap: also the share of B's distinct words that appear in A, and the same share weighted by
   each word's rarity (inverse document frequency over the training pairs), since a rare word shared by both
@@ -18,6 +18,7 @@ these: a model that had learnt to compare A's words with B's would reach the ove
 """
 
 import argparse
+import collections
 import sys
 from pathlib import Path
 
@@ -71,10 +72,7 @@ def read_pairs(shard_dir, split):
 
 def inverse_document_frequency(sides):
     """{word id: log(N / pairs holding it)} over the pairs `sides`."""
-    counts = {}
-    for side_a, side_b in sides:
-        for token in side_a | side_b:
-            counts[token] = counts.get(token, 0) + 1
+    counts = collections.Counter(token for side_a, side_b in sides for token in side_a | side_b)
     return {token: np.log(len(sides) / count) for token, count in counts.items()}
 
 
@@ -85,10 +83,14 @@ def pair_features(sides, rarity, max_seq_length, with_overlap):
         row = [len(side_a) / max_seq_length, len(side_b) / max_seq_length, 1.0]
         if with_overlap:
             shared = side_a & side_b
-            weight = lambda words: sum(rarity.get(token, 0.0) for token in words)  # noqa: E731
-            row += [len(shared) / max(1, len(side_b)), weight(shared) / max(1e-9, weight(side_a | side_b))]
+            row += [len(shared) / max(1, len(side_b)),
+                    rarity_weight(shared, rarity) / max(1e-9, rarity_weight(side_a | side_b, rarity))]
         rows.append(row)
     return np.array(rows)
+
+
+def rarity_weight(words, rarity):
+    return sum(rarity.get(token, 0.0) for token in words)
 
 
 def fit_logistic_regression(features, labels, steps=3000, lr=0.5):
