@@ -35,6 +35,7 @@ from minibert.train.logs import RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
 from minibert.train.presets import RunConfig, run_preset
 from minibert.train.pretrain import (
+    REPLAN_EVERY,
     Pretraining,
     StopRequest,
     TrainingDiverged,
@@ -533,14 +534,49 @@ def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small
                           checkpoint_every=1000)
     run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent, progress=quiet()["progress"],
                       log=lambda _: None)
-    first_plan, replan_step = run.position.total_steps, run.replan_step
-    assert replan_step == max(round(0.25 * first_plan), 20)
+    first_plan, replan_from = run.position.total_steps, run.replan_from
+    assert replan_from == max(round(0.25 * first_plan), 20)
     old_rate = run_setup.schedule_for(config, first_plan)
-    run.run(stop_after_steps=replan_step + 1, show_examples=False)
+    run.run(stop_after_steps=replan_from + 1, show_examples=False)
     plans = [record for record in read_log(tmp_path / "run" / "log.jsonl") if record["kind"] == "plan"]
     assert [(p["step"], p["planned"], p["total_steps"]) for p in plans] == [
-        (replan_step, first_plan, run.position.total_steps)]
+        (replan_from, first_plan, run.position.total_steps)]
     new_rate = run_setup.schedule_for(config, run.position.total_steps)
-    assert old_rate(replan_step) == new_rate(replan_step) == new_rate(replan_step + 1) == 1.0
+    assert old_rate(replan_from) == new_rate(replan_from) == new_rate(replan_from + 1) == 1.0
     assert run.optimizer.param_groups[0]["lr"] == config.lr  # the rate of the next step: still the peak
     assert run.short_steps == (round(config.short_share * run.position.total_steps) if run.short_batches else 0)
+
+
+def test_plans_go_on_until_the_cool_down_and_time_only_the_steps(small_corpus, tmp_path):
+    """After the first, a plan comes every REPLAN_EVERY steps while the next step's rate is the peak. It
+    reads the wall time per step since the last plan, less the evaluations (planned apart), so the steps it
+    plans fill the time left; once the long sequences have begun, it leaves their start where it is."""
+    config = small_config(small_corpus, minutes=0.5, schedule="stable-decay", decay=0.2, warmup=0.1,
+                          short_seq_length=16, short_share=0.5, eval_every=100)
+    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent, progress=quiet()["progress"],
+                      log=lambda _: None)
+    position = run.position
+    position.total_steps, run.short_steps, run.replan_from = 1000, 500, 250
+    due = []
+    for step in range(1000):
+        position.step = step
+        if run._replan_due():
+            due.append(step)
+    assert due == list(range(250, 800, REPLAN_EVERY))  # the cool-down starts at step 800
+
+    # 50 long steps of 1.0 s each, with 30 s of evaluations among them; 200 s left
+    position.step, position.elapsed_seconds = 600, 180.0
+    run.timing = run_setup.TimingWindow(step=550, elapsed_seconds=100.0, evaluation_seconds=5.0)
+    run.evaluation_seconds_in_all, run.evaluation_seconds = 35.0, 10.0
+    run._replan(time_limit=380.0)
+    planned = position.total_steps - 600
+    per_step = 1.0 + 10.0 / config.eval_every
+    assert 0.9 * 0.95 * 200 <= planned * per_step <= 0.95 * 200
+    assert run.short_steps == 500
+
+    # a plan in the short phase moves the switch with the total
+    position.step, position.total_steps, run.short_steps = 300, 1000, 500
+    run.timing = run_setup.TimingWindow(step=250, elapsed_seconds=100.0, evaluation_seconds=35.0)
+    position.elapsed_seconds = 150.0
+    run._replan(time_limit=1000.0)
+    assert run.short_steps == round(0.5 * position.total_steps) > 300

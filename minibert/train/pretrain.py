@@ -30,8 +30,6 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, DataError, MinibertError
 from minibert.io.atomic import atomic_write
@@ -165,6 +163,10 @@ class StopRequest:
             signal.signal(signal.SIGINT, self.previous)
 
 
+# A run planned from the clock plans again every this many steps (about half a minute of the `mini` run).
+REPLAN_EVERY = 50
+
+
 class Pretraining:
     """One run in `out_dir`: builds (or restores) everything in `__init__`, trains in `run()`."""
 
@@ -228,10 +230,14 @@ class Pretraining:
                 self.log(f"restored {self.out_dir / VOCAB_FILE} from {vocab_path}")
         self.scheduler = run_setup.build_scheduler(self.optimizer, config, self.position.total_steps)
         self.short_steps = round(config.short_share * self.position.total_steps) if self.short_batches else 0
-        # A new run planned from the clock plans again from its own steps a quarter of the way in (`_replan`)
-        self.replan_step = None
+        # A new run planned from the clock plans again from the time its own steps take: a quarter of the
+        # way in, then every REPLAN_EVERY steps until its cool-down begins (`_replan`).
+        self.replan_from = None
         if checkpoint is None and config.steps is None and config.schedule == "stable-decay":
-            self.replan_step = max(int(round(max(config.warmup, 0.25) * self.position.total_steps)), 20)
+            self.replan_from = max(int(round(max(config.warmup, 0.25) * self.position.total_steps)), 20)
+        self.evaluation_seconds = None  # how long the last evaluation took
+        self.evaluation_seconds_in_all = 0.0  # and all of this session's
+        self.timing = None  # the `run_setup.TimingWindow` the next plan reads
         if checkpoint is not None:
             restore(checkpoint, self.model, self.optimizer, self.scheduler)
             remove_partial_files(self.out_dir)
@@ -284,34 +290,50 @@ class Pretraining:
                  f"went to setting up, so the rest of the {config.minutes:g} minutes fits about {steps} steps")
         return steps
 
-    def _replan(self, recent, time_limit):
+    def _replan_due(self):
+        """Every REPLAN_EVERY steps from `replan_from`, while the next step's rate is still the peak: the
+        cool-down's rates depend on the total, so once it begins the total stays."""
+        step = self.position.step
+        if self.replan_from is None or step < self.replan_from or (step - self.replan_from) % REPLAN_EVERY:
+            return False
+        return step + 1 < run_setup.cooldown_start(self.config, self.position.total_steps)
+
+    def _replan(self, time_limit):
         """Plan the run's length again from the time its own steps take.
 
-        The passes timed before training may be off by a fifth (caches, other programs, a machine that
-        speeds up or slows down), and a run that ends early wastes its budget while one cut off by the clock
-        never cools its learning rate down. Between warmup and the cool-down the stable-decay schedule is
-        flat, so under the new total the rate goes on at the peak, and a resumed run (which reads the total
-        from its checkpoint) computes the same rates."""
+        The passes timed before training may be off by a fifth (caches, other programs), and the machine
+        may speed up or slow down as the run goes on. A run that ends early wastes its budget, and one cut
+        off by the clock never cools its learning rate down. So the run plans again and again, each time
+        from the steps since the last plan, until its cool-down begins. Between warmup and the cool-down the
+        stable-decay schedule is flat, so under the new total the rate goes on at the peak, and a resumed
+        run (which reads the total from its checkpoint) computes the same rates."""
         position, config = self.position, self.config
-        observed = float(np.median([result.seconds for result in recent]))
+        observed = self.timing.seconds_per_step(position, self.evaluation_seconds_in_all)
+        if observed is None:  # too few steps since the switch to long sequences to time them
+            return
+        # The steps timed are all short or all long (the window restarts at the switch); the other kind
+        # costs what the passes timed before training said, relative to this kind.
         short_now = position.step < self.short_steps
         scale = observed / (self.short_pass_seconds if short_now else self.pass_seconds)
         short = None if self.short_pass_seconds is None else self.short_pass_seconds * scale
         planned = position.total_steps
         total = run_setup.plan_steps(short, self.pass_seconds * scale, config,
-                                     time_limit - position.elapsed_seconds, position.step, margin=0.97)
+                                     time_limit - position.elapsed_seconds, position.step,
+                                     evaluation_seconds=self.evaluation_seconds)
         # The steps taken must keep their learning rates: warmup (a share of the total) must still end by
         # now, and the cool-down must not have begun.
         if config.warmup > 0:
             total = min(total, int(position.step / config.warmup))
         position.total_steps = max(total, math.ceil((position.step + 1) / (1 - config.decay)))
         self.scheduler.schedule = run_setup.schedule_for(config, position.total_steps)
-        if self.short_batches:
+        if self.short_batches and short_now:
             self.short_steps = max(round(config.short_share * position.total_steps), position.step + 1)
+        self.timing = run_setup.TimingWindow.start(position, self.evaluation_seconds_in_all)
         self.run_log.write("plan", step=position.step, total_steps=position.total_steps, planned=planned,
                            step_seconds=observed)
-        self.progress.message(f"step {position.step}: a step takes {observed:.2f} s here, so the run plans "
-                              f"{position.total_steps} steps in all (it planned {planned})")
+        if position.step == self.replan_from or abs(position.total_steps - planned) >= 0.01 * planned:
+            self.progress.message(f"step {position.step}: a step takes {observed:.2f} s here, so the run "
+                                  f"plans {position.total_steps} steps in all (it planned {planned})")
 
     def _finish_seconds(self):
         """Time kept for the end of a run: the last evaluation (eval batches at about a third of a pass each),
@@ -342,6 +364,7 @@ class Pretraining:
         session_start, elapsed_before = time.perf_counter(), position.elapsed_seconds
         if position.step == 0:  # a new run's clock started with the command, set-up included
             elapsed_before = session_start - self.started
+        self.timing = run_setup.TimingWindow(position.step, elapsed_before, self.evaluation_seconds_in_all)
         time_limit = None if config.minutes is None else config.minutes * 60 - self._finish_seconds()
         stopped = "finished"
         with StopRequest(self.progress.message) as stop:
@@ -364,15 +387,17 @@ class Pretraining:
                 result.seconds = time.perf_counter() - started
                 position.step += 1
                 position.epoch, position.batches_into_epoch = epoch, index + 1
+                position.elapsed_seconds = elapsed_before + time.perf_counter() - session_start
                 if position.step == self.short_steps:  # the short sequences are done: the long ones start
                     position.epoch, position.batches_into_epoch = 0, 0
                     stream = self._batch_stream()
+                    # the long steps cost more: the next plan times them alone
+                    self.timing = run_setup.TimingWindow.start(position, self.evaluation_seconds_in_all)
                     self.progress.message(f"step {position.step}: from {config.short_seq_length}-token to "
                                           f"{config.max_seq_length}-token sequences")
-                position.elapsed_seconds = elapsed_before + time.perf_counter() - session_start
                 recent.append(result)
-                if position.step == self.replan_step:
-                    self._replan(recent, time_limit)
+                if self._replan_due():
+                    self._replan(time_limit)
                 window.append(result)
                 self._show_progress(recent, time_limit)
                 if position.step % config.log_every == 0 or position.step == position.total_steps:
@@ -432,8 +457,11 @@ class Pretraining:
     def _evaluate(self):
         if self.eval_batches is None:
             return
+        started = time.perf_counter()
         self.evaluation = evaluate(self.model, self.eval_batches, self.config.eval_batches,
                                    self.config.use_nsp)
+        self.evaluation_seconds = time.perf_counter() - started
+        self.evaluation_seconds_in_all += self.evaluation_seconds
         self.last_evaluation_step = self.position.step
         self.last_evaluation_seconds = self.position.elapsed_seconds
         self.run_log.write("eval", step=self.position.step, elapsed=self.position.elapsed_seconds,

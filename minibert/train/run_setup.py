@@ -2,7 +2,8 @@
 
 - `prepare_data`: the shards (built by `build_pretraining_data` when missing) and the vocabulary.
 - `build_model`, `build_optimizer`, `build_scheduler`: the objects of one run, from its `RunConfig`.
-- `plan_steps`: how many steps fit in `minutes` on this machine, from the measured speed of a few passes.
+- `plan_steps`: how many steps fit in `minutes` on this machine, from the measured speed of a few passes,
+  and later from the run's own steps (`TimingWindow`).
 - `config_for_resume`: the saved run's settings, refusing changes that would not continue the same run.
 - `train_fast`: what the training commands switch on first (the fused ops), and the line that says so.
 
@@ -10,6 +11,7 @@ Every check here runs before training starts, so a mistake costs seconds, not a 
 """
 
 import time
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -125,10 +127,15 @@ def schedule_for(config, total_steps):
         return constant
     warmup_steps = int(round(config.warmup * total_steps))
     if config.schedule == "stable-decay":
-        decay_steps = min(total_steps - warmup_steps, int(round(config.decay * total_steps)))
         return partial(warmup_stable_decay, total_steps=total_steps, warmup_steps=warmup_steps,
-                       decay_steps=decay_steps)
+                       decay_steps=total_steps - cooldown_start(config, total_steps))
     return partial(linear_warmup_linear_decay, total_steps=total_steps, warmup_steps=warmup_steps)
+
+
+def cooldown_start(config, total_steps):
+    """The first step of a stable-decay schedule's cool-down: the last `decay` of the steps, after warmup."""
+    warmup_steps = int(round(config.warmup * total_steps))
+    return total_steps - min(total_steps - warmup_steps, int(round(config.decay * total_steps)))
 
 
 def measure_pass_seconds(model, batch, use_nsp, passes=4):
@@ -151,14 +158,18 @@ def measure_pass_seconds(model, batch, use_nsp, passes=4):
     return float(np.median(times[1:]))
 
 
-def plan_steps(short_seconds, long_seconds, config, seconds_left, done=0, margin=0.95):
+def plan_steps(short_seconds, long_seconds, config, seconds_left, done=0, margin=0.95,
+               evaluation_seconds=None):
     """How many steps a run can have in all, `done` of them taken, with `seconds_left` to go.
 
     short_seconds, long_seconds: one step on the short sequences (None: the run has none) and on the long
-    ones. The first `short_share` of the steps are short; every `eval_every` steps an evaluation reads
-    `eval_batches` long batches at about a third of a step each. `margin` keeps some time for the unforeseen.
+    ones. The first `short_share` of the steps are short; every `eval_every` steps comes an evaluation, which
+    takes `evaluation_seconds` (when not yet timed: `eval_batches` long batches at about a third of a step
+    each). `margin` keeps some time for the unforeseen.
     """
-    evaluation = (config.eval_batches or 20) * long_seconds / 3 / config.eval_every  # per step
+    if evaluation_seconds is None:
+        evaluation_seconds = (config.eval_batches or 20) * long_seconds / 3
+    evaluation = evaluation_seconds / config.eval_every  # per step
     short_share = config.short_share if short_seconds is not None else 0.0
     short, long = (short_seconds or 0.0) + evaluation, long_seconds + evaluation
     # total T: short steps up to short_share * T, all long after; the `done` ones were short while they
@@ -167,6 +178,30 @@ def plan_steps(short_seconds, long_seconds, config, seconds_left, done=0, margin
     if short_share * total < done:  # the short steps are over: only long ones are left
         total = done + seconds_left * margin / long
     return max(done + 1, int(total))
+
+
+@dataclass
+class TimingWindow:
+    """Where the steps a plan reads began: the step, the run's elapsed seconds then, and the seconds spent on
+    evaluations in all by then (evaluations are planned apart from the steps, `plan_steps`)."""
+    step: int
+    elapsed_seconds: float
+    evaluation_seconds: float
+
+    MIN_STEPS = 20  # fewer steps say little about the rest of the run
+
+    @classmethod
+    def start(cls, position, evaluation_seconds):
+        return cls(position.step, position.elapsed_seconds, evaluation_seconds)
+
+    def seconds_per_step(self, position, evaluation_seconds):
+        """The wall time of one step since the window began: the step, its batch, the logs and checkpoints,
+        not the evaluations. None with fewer than MIN_STEPS steps."""
+        steps = position.step - self.step
+        if steps < self.MIN_STEPS:
+            return None
+        spent = position.elapsed_seconds - self.elapsed_seconds
+        return (spent - (evaluation_seconds - self.evaluation_seconds)) / steps
 
 
 def config_for_resume(saved, overrides):
