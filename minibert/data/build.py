@@ -35,6 +35,7 @@ from minibert.data.special_tokens import SpecialTokens
 from minibert.data.token_store import TokenStore, TokenStoreWriter
 from minibert.errors import ConfigError, DataError, MinibertError
 from minibert.io.atomic import atomic_write
+from minibert.io.run_lock import RunLock
 from minibert.tokenizer.vocab import vocab_fingerprint
 
 MASKING_MODES = ("dynamic", "static")
@@ -207,7 +208,10 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
     created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        return _build(corpus, out_dir, config, force, log)
+        # Another process building into the same folder would remove this one's shards as it replaced them
+        # with its own: the second waits, then finds the data up to date.
+        with RunLock(out_dir, "data build", wait=True, notify=log):
+            return _build(corpus, out_dir, config, force, log)
     except BaseException:
         if created and not any(path.is_file() for path in out_dir.rglob("*")):
             shutil.rmtree(out_dir, ignore_errors=True)  # a folder this call made and filled with nothing

@@ -1,4 +1,5 @@
-"""A lock on a run folder, so that two runs never write one folder at the same time.
+"""A lock on a folder, so that two processes never write it at the same time: a run's folder, or the data
+folder whose shards are being built.
 
 Two `pretrain --out D` started together both found D free ("no checkpoint yet") and both wrote it: one
 log.jsonl held the steps of both runs, and the checkpoint was whichever saved last. Checking and then
@@ -13,6 +14,10 @@ for exactly one process, atomically, on every POSIX file system and on Windows.
 # object on the folder shares it, and the file goes when the last one releases it. It is released when the
 # run ends, however it ends (`with RunLock(D): ...`); a folder
 # the lock created and the run left empty (it failed before writing anything) is removed with it.
+#
+# A run refuses a folder in use: two runs in one folder are a mistake. Building data waits instead
+# (`wait=True`): two commands started together on the same corpus both need its shards, and the second
+# finds them built once the first is done.
 
 import contextlib
 import os
@@ -24,6 +29,7 @@ from minibert.errors import MinibertError
 LOCK_FILE = ".lock"
 TAKEOVER_FILE = ".lock.takeover"
 WRITE_GRACE_SECONDS = 2.0  # a lock just created may not hold its pid yet: wait this long before judging it
+POLL_SECONDS = 0.1  # how often a waiting lock looks again
 _HELD_HERE = {}  # lock file (resolved) -> how many RunLocks of this process hold it
 
 
@@ -70,10 +76,12 @@ def _create(path):
 class RunLock:
     """`with RunLock(folder):` holds `folder/.lock` for the block (the folder is created if needed).
 
-    Raises `FolderInUse` naming the pid when another live process holds it."""
+    When another live process holds it: raises `FolderInUse` naming the pid, or with `wait=True` says so
+    once through `notify` and waits until that process releases it (or ends)."""
 
-    def __init__(self, folder, what="run"):
+    def __init__(self, folder, what="run", wait=False, notify=print):
         self.folder, self.what = Path(folder), what
+        self.wait, self.notify = wait, notify
         self.path = self.folder / LOCK_FILE
         self.held = False
         self.created_folder = False
@@ -87,12 +95,19 @@ class RunLock:
             _HELD_HERE[key] += 1
             self.held = True
             return self
-        first_seen = time.monotonic()
+        first_seen, waited_for = time.monotonic(), None
         while not _create(self.path):
             owner = read_pid(self.path)
             if owner is not None and pid_is_running(owner):
-                raise FolderInUse(f"{self.folder} is in use by pid {owner}, another {self.what} writing it "
-                                  f"(lock file {self.path}); wait for it to end, or choose another folder")
+                if not self.wait:
+                    raise FolderInUse(f"{self.folder} is in use by pid {owner}, another {self.what} writing "
+                                      f"it (lock file {self.path}); wait for it to end, or choose another "
+                                      "folder")
+                if owner != waited_for:
+                    self.notify(f"{self.folder} is in use by pid {owner}, another {self.what}: waiting for it")
+                    waited_for = owner
+                time.sleep(POLL_SECONDS)
+                continue
             if owner is None and time.monotonic() - first_seen < WRITE_GRACE_SECONDS:
                 time.sleep(0.01)  # created an instant ago, its pid not written yet
                 continue
