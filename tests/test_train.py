@@ -36,6 +36,7 @@ from minibert.train.metrics import masked_lm_correct, next_sentence_correct
 from minibert.train.presets import RunConfig, run_preset
 from minibert.train.pretrain import (
     REPLAN_EVERY,
+    REPLAN_WINDOW,
     Pretraining,
     StopRequest,
     TrainingDiverged,
@@ -547,10 +548,29 @@ def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small
     assert run.short_steps == (round(config.short_share * run.position.total_steps) if run.short_batches else 0)
 
 
-def test_plans_go_on_until_the_cool_down_and_time_only_the_steps(small_corpus, tmp_path):
-    """After the first, a plan comes every REPLAN_EVERY steps while the next step's rate is the peak. It
-    reads the wall time per step since the last plan, less the evaluations (planned apart), so the steps it
-    plans fill the time left; once the long sequences have begun, it leaves their start where it is."""
+def test_recent_steps_count_wall_time_less_evaluations_in_long_steps():
+    """A step's time is how far the clock moved since the step before, less the evaluations; a short step
+    counts as short_to_long times its time; the mean is over the last `size` steps, and none below
+    MIN_STEPS."""
+    recent = run_setup.RecentSteps(short_to_long=1.5, size=30)
+    recent.start(elapsed_seconds=100.0, evaluation_seconds=4.0)
+    elapsed, evaluations = 100.0, 4.0
+    for step in range(1, 41):
+        elapsed += 1.0 if step <= 20 else 3.0  # 20 short steps of 1 s, then long ones of 3 s
+        if step == 30:  # an evaluation of 7 s came after the step before
+            elapsed, evaluations = elapsed + 7.0, evaluations + 7.0
+        recent.add(elapsed, evaluations, short=step <= 20)
+        if step == run_setup.RecentSteps.MIN_STEPS - 1:
+            assert recent.long_step_seconds() is None
+        if step == 20:
+            assert recent.long_step_seconds() == pytest.approx(1.5)
+    assert recent.long_step_seconds() == pytest.approx((10 * 1.5 + 20 * 3.0) / 30)
+
+
+def test_plans_go_on_until_the_cool_down_and_fill_the_time_left(small_corpus, tmp_path):
+    """After the first, a plan comes every REPLAN_EVERY steps while the next step's rate is the peak. The
+    steps it plans fill the time left; once the long sequences have begun, it leaves their start where it
+    is, and before, it moves the start with the total."""
     config = small_config(small_corpus, minutes=0.5, schedule="stable-decay", decay=0.2, warmup=0.1,
                           short_seq_length=16, short_share=0.5, eval_every=100)
     run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent, progress=quiet()["progress"],
@@ -562,21 +582,19 @@ def test_plans_go_on_until_the_cool_down_and_time_only_the_steps(small_corpus, t
         position.step = step
         if run._replan_due():
             due.append(step)
-    assert due == list(range(250, 800, REPLAN_EVERY))  # the cool-down starts at step 800
+    assert due == list(range(250, 799, REPLAN_EVERY))  # the cool-down starts at step 800
 
-    # 50 long steps of 1.0 s each, with 30 s of evaluations among them; 200 s left
+    # long steps of 1.0 s each, evaluations of 10 s, 200 s left
+    run.recent_steps = run_setup.RecentSteps(short_to_long=2.0, size=REPLAN_WINDOW)
+    run.recent_steps.seconds.extend([1.0] * REPLAN_WINDOW)
     position.step, position.elapsed_seconds = 600, 180.0
-    run.timing = run_setup.TimingWindow(step=550, elapsed_seconds=100.0, evaluation_seconds=5.0)
-    run.evaluation_seconds_in_all, run.evaluation_seconds = 35.0, 10.0
+    run.evaluation_seconds = 10.0
     run._replan(time_limit=380.0)
     planned = position.total_steps - 600
     per_step = 1.0 + 10.0 / config.eval_every
     assert 0.9 * 0.95 * 200 <= planned * per_step <= 0.95 * 200
     assert run.short_steps == 500
 
-    # a plan in the short phase moves the switch with the total
-    position.step, position.total_steps, run.short_steps = 300, 1000, 500
-    run.timing = run_setup.TimingWindow(step=250, elapsed_seconds=100.0, evaluation_seconds=35.0)
-    position.elapsed_seconds = 150.0
+    position.step, position.total_steps = 300, 1000
     run._replan(time_limit=1000.0)
     assert run.short_steps == round(0.5 * position.total_steps) > 300

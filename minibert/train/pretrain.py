@@ -163,8 +163,11 @@ class StopRequest:
             signal.signal(signal.SIGINT, self.previous)
 
 
-# A run planned from the clock plans again every this many steps (about half a minute of the `mini` run).
-REPLAN_EVERY = 50
+# A run planned from the clock plans again every REPLAN_EVERY steps, from the time of its last REPLAN_WINDOW
+# steps: about two minutes of the `mini` run, which rides out a minute of a busy machine, while a plan every
+# few seconds puts the last one just before the cool-down.
+REPLAN_EVERY = 10
+REPLAN_WINDOW = 150
 
 
 class Pretraining:
@@ -231,13 +234,14 @@ class Pretraining:
         self.scheduler = run_setup.build_scheduler(self.optimizer, config, self.position.total_steps)
         self.short_steps = round(config.short_share * self.position.total_steps) if self.short_batches else 0
         # A new run planned from the clock plans again from the time its own steps take: a quarter of the
-        # way in, then every REPLAN_EVERY steps until its cool-down begins (`_replan`).
-        self.replan_from = None
+        # way in, then every REPLAN_EVERY steps until its cool-down begins (`_replan`, `_planned_steps`).
+        self.replan_from, self.recent_steps = None, None
         if checkpoint is None and config.steps is None and config.schedule == "stable-decay":
             self.replan_from = max(int(round(max(config.warmup, 0.25) * self.position.total_steps)), 20)
+            short_to_long = self.pass_seconds / (self.short_pass_seconds or self.pass_seconds)
+            self.recent_steps = run_setup.RecentSteps(short_to_long, REPLAN_WINDOW)
         self.evaluation_seconds = None  # how long the last evaluation took
         self.evaluation_seconds_in_all = 0.0  # and all of this session's
-        self.timing = None  # the `run_setup.TimingWindow` the next plan reads
         if checkpoint is not None:
             restore(checkpoint, self.model, self.optimizer, self.scheduler)
             remove_partial_files(self.out_dir)
@@ -303,22 +307,18 @@ class Pretraining:
 
         The passes timed before training may be off by a fifth (caches, other programs), and the machine
         may speed up or slow down as the run goes on. A run that ends early wastes its budget, and one cut
-        off by the clock never cools its learning rate down. So the run plans again and again, each time
-        from the steps since the last plan, until its cool-down begins. Between warmup and the cool-down the
-        stable-decay schedule is flat, so under the new total the rate goes on at the peak, and a resumed
-        run (which reads the total from its checkpoint) computes the same rates."""
+        off by the clock never cools its learning rate down. So the run plans again and again from its
+        recent steps, until its cool-down begins. Between warmup and the cool-down the stable-decay schedule
+        is flat, so under the new total the rate goes on at the peak, and a resumed run (which reads the
+        total from its checkpoint) computes the same rates."""
         position, config = self.position, self.config
-        observed = self.timing.seconds_per_step(position, self.evaluation_seconds_in_all)
-        if observed is None:  # too few steps since the switch to long sequences to time them
+        long = self.recent_steps.long_step_seconds()
+        if long is None:
             return
-        # The steps timed are all short or all long (the window restarts at the switch); the other kind
-        # costs what the passes timed before training said, relative to this kind.
-        short_now = position.step < self.short_steps
-        scale = observed / (self.short_pass_seconds if short_now else self.pass_seconds)
-        short = None if self.short_pass_seconds is None else self.short_pass_seconds * scale
+        # a short step costs what the passes timed before training said, against a long one
+        short = None if self.short_pass_seconds is None else long * self.short_pass_seconds / self.pass_seconds
         planned = position.total_steps
-        total = run_setup.plan_steps(short, self.pass_seconds * scale, config,
-                                     time_limit - position.elapsed_seconds, position.step,
+        total = run_setup.plan_steps(short, long, config, time_limit - position.elapsed_seconds, position.step,
                                      evaluation_seconds=self.evaluation_seconds)
         # The steps taken must keep their learning rates: warmup (a share of the total) must still end by
         # now, and the cool-down must not have begun.
@@ -326,14 +326,14 @@ class Pretraining:
             total = min(total, int(position.step / config.warmup))
         position.total_steps = max(total, math.ceil((position.step + 1) / (1 - config.decay)))
         self.scheduler.schedule = run_setup.schedule_for(config, position.total_steps)
-        if self.short_batches and short_now:
+        if self.short_batches and position.step < self.short_steps:  # still short: the switch moves too
             self.short_steps = max(round(config.short_share * position.total_steps), position.step + 1)
-        self.timing = run_setup.TimingWindow.start(position, self.evaluation_seconds_in_all)
         self.run_log.write("plan", step=position.step, total_steps=position.total_steps, planned=planned,
-                           step_seconds=observed)
+                           long_step_seconds=long)
         if position.step == self.replan_from or abs(position.total_steps - planned) >= 0.01 * planned:
-            self.progress.message(f"step {position.step}: a step takes {observed:.2f} s here, so the run "
-                                  f"plans {position.total_steps} steps in all (it planned {planned})")
+            self.progress.message(f"step {position.step}: a {config.max_seq_length}-token step takes "
+                                  f"{long:.2f} s here, so the run plans {position.total_steps} steps in all "
+                                  f"(it planned {planned})")
 
     def _finish_seconds(self):
         """Time kept for the end of a run: the last evaluation (eval batches at about a third of a pass each),
@@ -364,7 +364,8 @@ class Pretraining:
         session_start, elapsed_before = time.perf_counter(), position.elapsed_seconds
         if position.step == 0:  # a new run's clock started with the command, set-up included
             elapsed_before = session_start - self.started
-        self.timing = run_setup.TimingWindow(position.step, elapsed_before, self.evaluation_seconds_in_all)
+        if self.recent_steps is not None:
+            self.recent_steps.start(elapsed_before, self.evaluation_seconds_in_all)
         time_limit = None if config.minutes is None else config.minutes * 60 - self._finish_seconds()
         stopped = "finished"
         with StopRequest(self.progress.message) as stop:
@@ -391,11 +392,12 @@ class Pretraining:
                 if position.step == self.short_steps:  # the short sequences are done: the long ones start
                     position.epoch, position.batches_into_epoch = 0, 0
                     stream = self._batch_stream()
-                    # the long steps cost more: the next plan times them alone
-                    self.timing = run_setup.TimingWindow.start(position, self.evaluation_seconds_in_all)
                     self.progress.message(f"step {position.step}: from {config.short_seq_length}-token to "
                                           f"{config.max_seq_length}-token sequences")
                 recent.append(result)
+                if self.recent_steps is not None:
+                    self.recent_steps.add(position.elapsed_seconds, self.evaluation_seconds_in_all,
+                                          short=position.step <= self.short_steps)
                 if self._replan_due():
                     self._replan(time_limit)
                 window.append(result)

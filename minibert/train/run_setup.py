@@ -3,15 +3,15 @@
 - `prepare_data`: the shards (built by `build_pretraining_data` when missing) and the vocabulary.
 - `build_model`, `build_optimizer`, `build_scheduler`: the objects of one run, from its `RunConfig`.
 - `plan_steps`: how many steps fit in `minutes` on this machine, from the measured speed of a few passes,
-  and later from the run's own steps (`TimingWindow`).
+  and later from the run's own steps (`RecentSteps`).
 - `config_for_resume`: the saved run's settings, refusing changes that would not continue the same run.
 - `train_fast`: what the training commands switch on first (the fused ops), and the line that says so.
 
 Every check here runs before training starts, so a mistake costs seconds, not a lost run.
 """
 
+import collections
 import time
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -180,28 +180,36 @@ def plan_steps(short_seconds, long_seconds, config, seconds_left, done=0, margin
     return max(done + 1, int(total))
 
 
-@dataclass
-class TimingWindow:
-    """Where the steps a plan reads began: the step, the run's elapsed seconds then, and the seconds spent on
-    evaluations in all by then (evaluations are planned apart from the steps, `plan_steps`)."""
-    step: int
-    elapsed_seconds: float
-    evaluation_seconds: float
+class RecentSteps:
+    """The wall time of a run's last `size` steps, each counted as the long-sequence step it stands for.
+
+    A step's wall time is how far the run's clock moved since the step before, less the evaluations (they
+    are planned apart, `plan_steps`): the step itself, its batch, the logs and the checkpoints. A short step
+    counts `short_to_long` times its seconds (what the passes timed before training said a long step costs
+    against a short one), so one window spans the switch from short to long sequences."""
 
     MIN_STEPS = 20  # fewer steps say little about the rest of the run
 
-    @classmethod
-    def start(cls, position, evaluation_seconds):
-        return cls(position.step, position.elapsed_seconds, evaluation_seconds)
+    def __init__(self, short_to_long, size):
+        self.short_to_long = short_to_long
+        self.seconds = collections.deque(maxlen=size)
+        self.clock = None  # (elapsed seconds, evaluation seconds in all) after the last step
 
-    def seconds_per_step(self, position, evaluation_seconds):
-        """The wall time of one step since the window began: the step, its batch, the logs and checkpoints,
-        not the evaluations. None with fewer than MIN_STEPS steps."""
-        steps = position.step - self.step
-        if steps < self.MIN_STEPS:
+    def start(self, elapsed_seconds, evaluation_seconds):
+        self.clock = (elapsed_seconds, evaluation_seconds)
+
+    def add(self, elapsed_seconds, evaluation_seconds, short):
+        """After a step (`short`: on the short sequences): the run's clocks now."""
+        last_elapsed, last_evaluation = self.clock
+        spent = (elapsed_seconds - last_elapsed) - (evaluation_seconds - last_evaluation)
+        self.seconds.append(spent * (self.short_to_long if short else 1.0))
+        self.clock = (elapsed_seconds, evaluation_seconds)
+
+    def long_step_seconds(self):
+        """The mean over the window: what a long step takes now. None with fewer than MIN_STEPS steps."""
+        if len(self.seconds) < self.MIN_STEPS:
             return None
-        spent = position.elapsed_seconds - self.elapsed_seconds
-        return (spent - (evaluation_seconds - self.evaluation_seconds)) / steps
+        return sum(self.seconds) / len(self.seconds)
 
 
 def config_for_resume(saved, overrides):
