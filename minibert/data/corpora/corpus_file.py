@@ -12,7 +12,6 @@ NotNext B must come from a *different* document.
 
 import hashlib
 import json
-import os
 import sys
 import warnings
 from importlib import metadata
@@ -22,6 +21,7 @@ import regex
 
 from minibert.data.corpora.sentences import split_sentences
 from minibert.errors import DataError
+from minibert.io.atomic import atomic_write
 
 CORPUS_FILE = "corpus.txt"
 VERSIONS_FILE = "versions.json"
@@ -41,16 +41,16 @@ def package_versions(names):
 def write_corpus(out_dir, name, documents, details=None, progress=print):
     """Write `documents` (an iterable of lists of sentences) as `out_dir/corpus.txt`, and its versions.json.
 
-    Empty documents are skipped. The file is written under a temporary name and renamed at the end, so an
-    interrupted build never leaves a half corpus that looks complete. Returns the corpus path.
+    Empty documents are skipped. The file is written under a temporary name of its own and renamed at the
+    end (`atomic_write`), so an interrupted build never leaves a half corpus that looks complete, and two
+    processes writing the same corpus at once never write into one file. Returns the corpus path.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / CORPUS_FILE
-    partial = out_dir / (CORPUS_FILE + ".partial")
     digest = hashlib.sha256()
     counts = {"documents": 0, "sentences": 0, "bytes": 0}
-    with open(partial, "wb") as file:
+    with atomic_write(path) as file:
         for document in documents:
             if not document:
                 continue
@@ -64,7 +64,6 @@ def write_corpus(out_dir, name, documents, details=None, progress=print):
             counts["documents"] += 1
             counts["sentences"] += len(document)
             counts["bytes"] += len(data)
-    os.replace(partial, path)
     versions = {
         "corpus": name,
         "python": sys.version.split()[0],
@@ -80,7 +79,8 @@ def write_corpus(out_dir, name, documents, details=None, progress=print):
 
 def _write_versions(out_dir, versions):
     text = json.dumps(versions, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    (Path(out_dir) / VERSIONS_FILE).write_text(text, encoding="utf-8")
+    with atomic_write(Path(out_dir) / VERSIONS_FILE) as file:
+        file.write(text.encode("utf-8"))
 
 
 def _file_sha256(path):
