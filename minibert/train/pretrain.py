@@ -388,12 +388,12 @@ class Pretraining:
                 result.seconds = time.perf_counter() - started
                 position.step += 1
                 position.epoch, position.batches_into_epoch = epoch, index + 1
-                position.elapsed_seconds = elapsed_before + time.perf_counter() - session_start
                 if position.step == self.short_steps:  # the short sequences are done: the long ones start
                     position.epoch, position.batches_into_epoch = 0, 0
                     stream = self._batch_stream()
                     self.progress.message(f"step {position.step}: from {config.short_seq_length}-token to "
                                           f"{config.max_seq_length}-token sequences")
+                position.elapsed_seconds = elapsed_before + time.perf_counter() - session_start
                 recent.append(result)
                 if self.recent_steps is not None:
                     self.recent_steps.add(position.elapsed_seconds, self.evaluation_seconds_in_all,
