@@ -3,6 +3,7 @@
 import os
 import tracemalloc
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,6 +114,20 @@ def test_a_second_build_with_the_same_inputs_does_nothing(tmp_path):
     assert os.stat(shard_dir / "train-00000.npz").st_mtime_ns != stamp
 
 
+def test_builds_with_other_options_keep_their_own_shards(tmp_path):
+    """`data` (20 predictions per sequence) and `pretrain --model mini` (40) build from the same corpus: each
+    keeps its folder, so going back to the first finds it up to date instead of rebuilding over the second."""
+    corpus = write_corpus(tmp_path, 10)
+    first = quiet_build(corpus, tmp_path, max_seq_length=32, max_predictions_per_seq=5)
+    second = quiet_build(corpus, tmp_path, max_seq_length=32, max_predictions_per_seq=8)
+    assert first != second
+    messages = []
+    again = build_pretraining_data(corpus, tmp_path, max_seq_length=32, max_predictions_per_seq=5,
+                                   log=messages.append)
+    assert again == first and any("up to date" in message for message in messages)
+    assert read_manifest(second)["options"]["masking_config"]["max_predictions_per_seq"] == 8
+
+
 def test_bad_corpora_get_clear_errors_and_warnings(tmp_path):
     """Empty corpus, no document break, missing file: DataError naming the file. A one-sentence document:
     a warning with file and line. A vocabulary without [MASK]: an error naming [MASK]."""
@@ -156,7 +171,7 @@ def test_command_line_builds_and_reports_errors(tmp_path, capsys):
               "--masking", "static", "--dupe-factor", "2", "--sentence-task", "sop"])
     assert exit_info.value.code == 0
     shard_dir = capsys.readouterr().out.strip()
-    assert shard_dir.endswith("pretraining-sop-static-32")
+    assert Path(shard_dir).name.startswith("pretraining-sop-static-32-")
     assert read_manifest(shard_dir)["options"]["dupe_factor"] == 2
     with pytest.raises(SystemExit) as exit_info:
         main(["data", "--corpus", str(tmp_path / "nothing.txt")])

@@ -11,9 +11,12 @@
 #    are never trained on: not as A, not as B, not as the random document of a NotNext pair.
 # 5. Instances: `dupe_factor` passes over the shuffled training documents (one over the held-out ones), each
 #    pass cutting them anew, as Google's `create_training_instances`; masked now (static) or later (dynamic).
-# 6. Shards: `out_dir/build/pretraining-<task>-<masking>-<S>/`, written into a temporary directory that
-#    replaces the old one only when complete. A rebuild with the same inputs and options does nothing.
+# 6. Shards: `out_dir/build/pretraining-<task>-<masking>-<S>-<digest of every option>/`, written into a
+#    temporary directory that replaces the old one only when complete. A rebuild with the same inputs and
+#    options does nothing; builds with other options (a masking rate, predictions per sequence) keep their
+#    own folders.
 
+import hashlib
 import json
 import os
 import shutil
@@ -222,15 +225,14 @@ def _build(corpus, out_dir, config, force, log):
     """Steps 1-6 listed at the top of this module into `out_dir`, which exists."""
     max_seq_length = config.instances.max_seq_length
     max_predictions_per_seq = config.masking_config.max_predictions_per_seq
-    sentence_task, masking = config.instances.sentence_task, config.masking
     corpus_path = resolve_corpus(corpus, out_dir, log)
     tokenizer = resolve_vocabulary(corpus_path, out_dir, config.vocab_size, log)
     special_tokens = SpecialTokens.from_tokenizer(tokenizer)
     config.masking_config.check_sequence_length(max_seq_length)
 
-    shard_dir = out_dir / "build" / f"pretraining-{sentence_task}-{masking}-{max_seq_length}"
-    sources = fingerprint(corpus_path, out_dir / "vocab.txt")
     options = asdict(config)
+    shard_dir = out_dir / "build" / shard_folder_name(options)
+    sources = fingerprint(corpus_path, out_dir / "vocab.txt")
     if not force and is_up_to_date(shard_dir, options, sources):
         log(f"pretraining data in {shard_dir} is up to date")
         return shard_dir
@@ -242,7 +244,7 @@ def _build(corpus, out_dir, config, force, log):
         rng = np.random.default_rng(config.seed)
         train, held_out = split_documents(len(store), config.eval_fraction, rng)
         fields = field_specs(max_seq_length, max_predictions_per_seq)
-        stored = UNMASKED_FIELDS if masking == "dynamic" else BATCH_FIELDS
+        stored = UNMASKED_FIELDS if config.masking == "dynamic" else BATCH_FIELDS
         fields = {name: fields[name] for name in stored}
         shards = work / "shards"
         shards.mkdir()
@@ -266,6 +268,18 @@ def _build(corpus, out_dir, config, force, log):
         os.replace(shards, shard_dir)
     log(f"pretraining data: {shard_dir}")
     return shard_dir
+
+
+def shard_folder_name(options):
+    """`pretraining-nsp-dynamic-128-3f9c0a1e`: the options a reader looks for, then a digest of all of them.
+
+    The digest keeps apart builds that differ only in an option the name leaves out. Without it the `data`
+    command (20 predictions per sequence) and `pretrain --model mini` (40) shared one folder, and each
+    rebuilt the other's shards on every run.
+    """
+    digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:8]
+    return (f"pretraining-{options['instances']['sentence_task']}-{options['masking']}-"
+            f"{options['instances']['max_seq_length']}-{digest}")
 
 
 def is_up_to_date(shard_dir, options, sources):
