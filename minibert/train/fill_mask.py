@@ -42,6 +42,10 @@ def predict_masked(model, input_ids, token_type_ids, positions, top_k=5):
 
 def fill_mask(model, tokenizer, text, top_k=5):
     """For each [MASK] in `text`, in order: a list of the top_k (token, probability) guesses."""
+    if MASK_TOKEN not in text and MASK_TOKEN.lower() in text.lower():
+        # BERT's tokenizer (and HF's) matches special tokens case-sensitively: "[mask]" is five word pieces.
+        raise TokenizerError(f"no {MASK_TOKEN} in {text!r}: the marker is matched in capitals, as BERT's "
+                             f"vocabulary spells it; write {MASK_TOKEN}")
     if MASK_TOKEN not in text:
         raise TokenizerError(f"no {MASK_TOKEN} in {text!r}: write {MASK_TOKEN} where the model should guess "
                              f"a word, e.g. 'the cat sat on the {MASK_TOKEN} .' or "
