@@ -59,7 +59,7 @@ CASES = {
     "fill-mask: no model folder": (["fill-mask", "--model", "missing", "the [MASK] sat"], "missing"),
     "fill-mask: no [MASK]": (["fill-mask", "--model", "model", "the cat sat"], "no [MASK] in 'the cat sat'"),
     "fill-mask: [mask] in lower case": (["fill-mask", "--model", "model", "the [mask] sat"],
-                                        "write [MASK]"),
+                                        "the marker is matched in capitals"),
     "fill-mask: too long": (["fill-mask", "--model", "model", "a " * 200 + "[MASK]"], "203 tokens long"),
     "attention: too long": (["attention", "--model", "model", "a " * 300], "302 tokens long"),
 }
