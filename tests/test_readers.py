@@ -45,6 +45,23 @@ def test_tsv_single_sentences_and_pairs(tmp_path):
     assert [(e.text_a, e.text_b, e.label) for e in read_tsv(pairs)] == [("A man.", "A person.", "entailment")]
 
 
+def test_tsv_glue_layouts_qqp_and_headerless_cola(tmp_path):
+    """QQP's label column is `is_duplicate`; GLUE's CoLA train and dev files have no header row, so their
+    first line is an example (and line numbers start at 1)."""
+    qqp = write(tmp_path, "qqp.tsv", "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"
+                                     "7\t15\t16\tHow do I read?\tHow can I read?\t1\n")
+    assert [(e.text_a, e.text_b, e.label) for e in read_tsv(qqp)] == [("How do I read?", "How can I read?", "1")]
+    text = "gj04\t1\t\tOur friends won't buy this.\ngj04\t0\t*\tOne more pseudo generalization.\n"
+    cola = write(tmp_path, "cola.tsv", text)
+    examples = read_tsv(cola)
+    assert [(e.text_a, e.text_b, e.label) for e in examples] == [("Our friends won't buy this.", None, "1"),
+                                                                ("One more pseudo generalization.", None, "0")]
+    assert examples[1].source == f"{cola}:{line_of(text, 'One more')}"
+    # A header of four names is still a header: its second field is a name, not a 0/1 label.
+    headed = write(tmp_path, "headed.tsv", "source\tlabel\tmark\tsentence\ngj04\t1\t\tFine.\n")
+    assert [(e.text_a, e.label) for e in read_tsv(headed)] == [("Fine.", "1")]
+
+
 def test_tsv_regression_labels_are_numbers(tmp_path):
     """STS-B's score column read as floats; a non-number names its line."""
     path = write(tmp_path, "sts.tsv", "sentence1\tsentence2\tscore\na\tb\t3.8\nc\td\thigh\n")

@@ -8,9 +8,12 @@ is skipped silently. The formats are described in the comment below.
 
 # The formats:
 #     GLUE TSV    a header, then tab-separated fields. The text columns are found by name: `sentence`
-#                 (SST-2, CoLA with a header), `sentence1 sentence2` (RTE, STS-B), `question sentence`
+#                 (SST-2, CoLA's test file), `sentence1 sentence2` (RTE, STS-B, MNLI), `question sentence`
 #                 (QNLI), `question1 question2` (QQP), `#1 String #2 String` (MRPC), `premise hypothesis`;
-#                 the label column is `label`, `Quality`, `gold_label` or `score`.
+#                 the label column is `label`, `Quality`, `gold_label`, `is_duplicate` or `score`.
+#                 GLUE's CoLA train and dev files alone have no header: four fields, `source label
+#                 mark sentence` (the mark: the source's own `*`, `?` or nothing), recognised by their
+#                 first row.
 #     SQuAD       {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question", "answers":
 #                 [{"text", "answer_start"}]}]}]}]}; `answer_start` is a character offset into `context`.
 #     CoNLL       one `token ... TAG` per line (first and last field), a blank line after each sentence,
@@ -27,7 +30,8 @@ from minibert.finetune.json_location import JsonSource
 
 TEXT_COLUMNS = (("sentence1", "sentence2"), ("question1", "question2"), ("question", "sentence"),
                 ("#1 String", "#2 String"), ("premise", "hypothesis"), ("sentence",), ("text",))
-LABEL_COLUMNS = ("label", "Quality", "gold_label", "score")
+LABEL_COLUMNS = ("label", "Quality", "gold_label", "is_duplicate", "score")
+COLA_COLUMNS = ["source", "label", "author's mark", "sentence"]  # GLUE's CoLA train/dev: no header row
 BIO_TAG = re.compile(r"^(O|[BI]-\S+)$")
 
 
@@ -79,7 +83,9 @@ def read_tsv(path, labelled=True, regression=False):
     if not lines or not lines[0].strip():
         raise DataError(f"{path}:1: the file is empty or starts with a blank line; a GLUE TSV starts with a "
                         "header such as `sentence<TAB>label`")
-    header = lines[0].split("\t")
+    header, first_row = lines[0].split("\t"), 2
+    if _is_cola_row(header):
+        header, first_row = COLA_COLUMNS, 1
     text_columns = next((names for names in TEXT_COLUMNS if all(name in header for name in names)), None)
     if text_columns is None:
         raise DataError(f"{path}:1: no text column in the header {header}; name it `sentence` (or a pair: "
@@ -89,7 +95,7 @@ def read_tsv(path, labelled=True, regression=False):
     if labelled and label_index is None:
         raise DataError(f"{path}:1: no label column in the header {header}; name it `label`")
     examples = []
-    for line_number, line in enumerate(lines[1:], start=2):
+    for line_number, line in enumerate(lines[first_row - 1:], start=first_row):
         if not line.strip():
             continue
         fields = line.split("\t")
@@ -109,6 +115,13 @@ def read_tsv(path, labelled=True, regression=False):
     if not examples:
         raise DataError(f"{path}: the file has a header but no examples")
     return examples
+
+
+def _is_cola_row(fields):
+    """Whether a first row is a CoLA example rather than a header: 4 fields, a 0/1 label second, and an
+    empty mark or one made of BERT-era CoLA's marks (`*`, `?`, `#`) third."""
+    return (len(fields) == 4 and fields[1] in ("0", "1") and all(mark in "*?#" for mark in fields[2])
+            and bool(fields[3].strip()))
 
 
 def _number(text, source):
