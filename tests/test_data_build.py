@@ -115,7 +115,7 @@ def test_a_second_build_with_the_same_inputs_does_nothing(tmp_path):
 
 
 def test_builds_with_other_options_keep_their_own_shards(tmp_path):
-    """`data` (20 predictions per sequence) and `pretrain --model mini` (40) build from the same corpus: each
+    """`data` (20 predictions per sequence) and `pretrain --preset mini` (40) build from the same corpus: each
     keeps its folder, so going back to the first finds it up to date instead of rebuilding over the second."""
     corpus = write_corpus(tmp_path, 10)
     first = quiet_build(corpus, tmp_path, max_seq_length=32, max_predictions_per_seq=5)

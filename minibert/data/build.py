@@ -274,7 +274,7 @@ def shard_folder_name(options):
     """`pretraining-nsp-dynamic-128-3f9c0a1e`: the options a reader looks for, then a digest of all of them.
 
     The digest keeps apart builds that differ only in an option the name leaves out. Without it the `data`
-    command (20 predictions per sequence) and `pretrain --model mini` (40) shared one folder, and each
+    command (20 predictions per sequence) and `pretrain --preset mini` (40) shared one folder, and each
     rebuilt the other's shards on every run.
     """
     digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:8]

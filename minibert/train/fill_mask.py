@@ -43,7 +43,8 @@ def predict_masked(model, input_ids, token_type_ids, positions, top_k=5):
 def fill_mask(model, tokenizer, text, top_k=5):
     """For each [MASK] in `text`, in order: a list of the top_k (token, probability) guesses."""
     if MASK_TOKEN not in text and MASK_TOKEN.lower() in text.lower():
-        # BERT's tokenizer (and HF's) matches special tokens case-sensitively: "[mask]" is five word pieces.
+        # BERT's tokenizer (and HF's) matches special tokens case-sensitively: "[mask]" is split at its
+        # brackets like any other text.
         raise TokenizerError(f"no {MASK_TOKEN} in {text!r}: the marker is matched in capitals, as BERT's "
                              f"vocabulary spells it; write {MASK_TOKEN}")
     if MASK_TOKEN not in text:
