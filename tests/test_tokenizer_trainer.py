@@ -181,6 +181,19 @@ def test_vocab_command_writes_a_vocab_file(tmp_path, capsys):
     assert "wrote 180 tokens" in capsys.readouterr().out
 
 
+def test_vocab_command_says_why_it_wrote_fewer_tokens_than_asked(tmp_path, capsys):
+    """A corpus that runs out of pairs before --size (and a word too long to learn) is told, not left to
+    guess from a short vocab.txt."""
+    corpus = write_corpus(tmp_path, ["tea cup tea cup", "x" * 101])
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["vocab", "--corpus", str(corpus), "--size", "500", "--out", str(tmp_path / "v.txt")])
+    assert exit_info.value.code == 0
+    captured = capsys.readouterr()
+    assert len(load_vocab(tmp_path / "v.txt")) < 500
+    assert "500 were asked for" in captured.out and "--min-frequency" in captured.out
+    assert "left out 1 distinct words longer than 100 characters" in captured.err
+
+
 def test_vocab_command_reports_a_missing_corpus_in_one_line(tmp_path, capsys):
     """A corpus path that does not exist: exit status 2 and a readable `error:` line, no traceback."""
     with pytest.raises(SystemExit) as exit_info:

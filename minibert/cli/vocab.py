@@ -33,3 +33,6 @@ def run(args):
     tokens = train_wordpiece(args.corpus, args.size, min_frequency=args.min_frequency, out=args.out,
                              do_lower_case=args.do_lower_case, progress=progress)
     print(f"wrote {len(tokens):,} tokens to {args.out} in {time.perf_counter() - start:.1f}s")
+    if len(tokens) < args.size:
+        print(f"note: {args.size:,} were asked for, but no pair of pieces is left that occurs at least "
+              f"{args.min_frequency} times; more text, or a lower --min-frequency, gives more tokens")

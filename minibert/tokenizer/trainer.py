@@ -121,6 +121,9 @@ def learn_wordpiece(word_counts, vocab_size, min_frequency=2, max_input_chars_pe
     # Words longer than the tokenizer's limit become [UNK] whatever the vocabulary: they teach nothing. One-
     # character words have no pair to merge, but they count in their symbol's frequency.
     kept = [(word, count) for word, count in word_counts.items() if len(word) <= max_input_chars_per_word]
+    if progress and len(kept) < len(word_counts):
+        progress(f"left out {len(word_counts) - len(kept):,} distinct words longer than {max_input_chars_per_word} "
+                 f"characters: the tokenizer reads each as one [UNK]")
     words = [[symbol_ids[word[0]]] + [symbol_ids[CONTINUATION_PREFIX + char] for char in word[1:]]
              for word, _ in kept]
     counts = [count for _, count in kept]
