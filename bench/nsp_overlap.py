@@ -4,6 +4,7 @@ training pairs and scored on the held-out ones, beside the share of the majority
 
     python3 bench/nsp_overlap.py                  # the default run's 128-token pairs (data/pydocs)
     python3 bench/nsp_overlap.py --phase short    # the pairs of its first steps, 32 tokens
+    python3 bench/nsp_overlap.py --model RUN      # and does RUN's model answer as the overlap does?
 
 Two feature sets:
 - lengths: how many distinct words A and B hold (a chunk of one sentence is always NotNext, and Google's rules make
@@ -14,7 +15,9 @@ Two feature sets:
 
 The pairs are read as the model reads them, masked at BERT's 15% ([MASK] and the other special tokens never
 count as shared words). The model's own held-out NSP accuracy (docs/learning.md) is the figure to set beside
-these: a model that had learnt to compare A's words with B's would reach the overlap row.
+these: a model that had learnt to compare A's words with B's would reach the overlap row. With --model, the
+script sets the model's own answers on the held-out pairs beside the regression's: how often the two agree,
+and how often each says NotNext as the share of B's words found in A grows.
 """
 
 import argparse
@@ -28,7 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpu import describe_cpu  # noqa: E402
 
+from minibert.autograd import no_grad  # noqa: E402
 from minibert.data.batches import PretrainingBatches  # noqa: E402
+from minibert.train.evaluate import run_model  # noqa: E402
+from minibert.train.loading import load_for_inference  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.run_setup import prepare_data  # noqa: E402
 
@@ -38,6 +44,8 @@ def main():
     parser.add_argument("--data-dir", default=None, help="where pydocs lives (default data/pydocs)")
     parser.add_argument("--phase", choices=("long", "short"), default="long",
                         help="the pairs of the run's long sequences (default) or of its short first phase")
+    parser.add_argument("--model", default=None, metavar="RUN",
+                        help="a run folder of the `mini` recipe: compare its NSP answers with the regression's")
     args = parser.parse_args()
     config = run_preset("mini")
     config = config.short_phase() if args.phase == "short" else config
@@ -54,6 +62,27 @@ def main():
         weights = fit_logistic_regression(features[0], train["labels"])
         scores = [accuracy(x, pairs["labels"], weights) for x, pairs in zip(features, (train, held_out), strict=True)]
         print(f"{name:<20} {scores[0]:9.1%} {scores[1]:9.1%}")
+    if args.model:
+        compare_with_model(args.model, shard_dir, held_out["labels"], features[1], weights)
+
+
+def compare_with_model(run_folder, shard_dir, labels, features, weights):
+    """The model's held-out NSP answers beside the overlap regression's (`features`, `weights`: its last fit),
+    by how much of B's words A holds (the features' fourth column)."""
+    model, _ = load_for_inference(run_folder)
+    with no_grad():
+        answers = np.concatenate([run_model(model, batch).nsp_logits.data.argmax(-1) for batch in
+                                  PretrainingBatches(shard_dir, batch_size=256, split="eval", shuffle=False).epoch(0)])
+    regression = (features @ weights > 0).astype(answers.dtype)
+    print(f"\nthe model of {run_folder} on the same held-out pairs: {np.mean(answers == labels):.1%} right; it "
+          f"gives the regression's answer on {np.mean(answers == regression):.1%} of them, and one of the two is "
+          f"right on {np.mean((answers == labels) | (regression == labels)):.1%}")
+    print(f"{'share of B in A':<16} {'pairs':>5} {'NotNext':>8} {'model says':>11} {'regression says':>16}")
+    shared = features[:, 3]
+    for low, high in ((0.0, 0.05), (0.05, 0.15), (0.15, 0.3), (0.3, 1.0)):
+        rows = (shared >= low) & ((shared < high) | (high == 1.0))
+        print(f"{f'{low:.2f}-{high:.2f}':<16} {rows.sum():5d} {labels[rows].mean():8.0%} {answers[rows].mean():11.0%} "
+              f"{regression[rows].mean():16.0%}")
 
 
 def read_pairs(shard_dir, split):
