@@ -1,11 +1,12 @@
 """What the ablation lessons (19 masking, 20 mask-rate, 21 nsp) share: run one experiment of the lab here,
-and read back its stored full run.
+and read back its stored full and `mini` runs.
 
 `run_here` runs every arm with 3 seeds in quick mode (70-80 steps of the `tiny` model per run, about a minute
 in all), or in full mode with `--full` (10-30 minutes), as `python -m minibert experiment NAME` does, and
 prints the table. Its runs are saved under the lesson's output folder as they end, so a second run of the
-lesson reads them instead of training again. `stored_full_run` prints the full run that docs/experiments.md
-reports, from docs/figures/experiment-NAME.json.
+lesson reads them instead of training again. `stored_run` prints a run that docs/experiments.md reports: the
+full mode's from docs/figures/experiment-NAME.json, the `mini` mode's (the same runs on the 4-layer model)
+from experiment-NAME-mini.json.
 """
 
 import json
@@ -36,12 +37,13 @@ def run_here(name, lesson):
     return table
 
 
-def stored_full_run(name, look_for):
-    """Print the stored full run of `name` (docs/experiments.md), when and where it ran, and what to look for."""
-    course.title(f"{name}, full mode, as docs/experiments.md reports it")
-    stored = STORED / f"experiment-{name}.json"
+def stored_run(name, mode, look_for):
+    """Print the stored run of `name` in `mode` ("full", or "mini": the full mode on the 4-layer `mini`) that
+    docs/experiments.md reports, when and where it ran, and what to look for."""
+    course.title(f"{name}, {mode} mode, as docs/experiments.md reports it")
+    stored = STORED / (f"experiment-{name}.json" if mode == "full" else f"experiment-{name}-{mode}.json")
     if not stored.is_file():
-        print(f"(no stored full run at {stored}: run `python -m minibert experiment {name} --full`)")
+        print(f"(no stored {mode} run at {stored}: run `python -m minibert experiment {name} --{mode}`)")
         return
     record = json.loads(stored.read_text(encoding="utf-8"))
     print(format_table(summarize_runs(record["runs"], record["arms"], record["metrics"]), record["metrics"],
