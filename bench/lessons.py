@@ -15,7 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from cpu import describe_cpu  # bench/cpu.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for bench/cpu.py's import
+
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LIMIT_S = 60.0
