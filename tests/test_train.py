@@ -9,7 +9,9 @@ import io
 import json
 import math
 import os
+import re
 import signal
+import time
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
@@ -33,7 +35,7 @@ from minibert.train.fill_mask import fill_mask, masked_examples
 from minibert.train.loading import load_for_inference
 from minibert.train.logs import RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
-from minibert.train.presets import RunConfig, run_preset
+from minibert.train.presets import MINI_STEPS_TO_LEARN, RunConfig, run_preset
 from minibert.train.pretrain import (
     REPLAN_EVERY,
     REPLAN_WINDOW,
@@ -546,6 +548,31 @@ def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small
     assert old_rate(replan_from) == new_rate(replan_from) == new_rate(replan_from + 1) == 1.0
     assert run.optimizer.param_groups[0]["lr"] == config.lr  # the rate of the next step: still the peak
     assert run.short_steps == (round(config.short_share * run.position.total_steps) if run.short_batches else 0)
+
+
+def test_a_mini_run_too_short_to_learn_says_how_many_minutes_would_do(small_corpus, tmp_path, monkeypatch):
+    """On a machine where the minutes fit fewer steps than the mini recipe needs, the run says so when it
+    starts, and the minutes it names fit them (planned the same way); a fast machine, or another model, hears
+    nothing of it."""
+    def planned(model, minutes, pass_seconds, folder):
+        monkeypatch.setattr(run_setup, "measure_pass_seconds", lambda *args: pass_seconds)
+        lines = []
+        config = small_config(small_corpus, model=model, minutes=minutes, schedule="stable-decay",
+                              eval_every=200)
+        # as if setting up had taken 4 minutes (a cold start on a slow machine takes one): the minutes named
+        # must count them too
+        run = Pretraining(config, tmp_path / folder, data_dir=small_corpus.parent, started=time.perf_counter() - 240,
+                          progress=quiet()["progress"], log=lines.append)
+        return run.position.total_steps, [line for line in lines if "--minutes" in line]
+
+    steps, advice = planned("mini", 15, 2.0, "slow")
+    assert steps < MINI_STEPS_TO_LEARN and len(advice) == 1
+    minutes = int(re.search(r"--minutes (\d+)", advice[0]).group(1))
+    assert planned("mini", minutes, 2.0, "enough")[0] >= 0.99 * MINI_STEPS_TO_LEARN
+    assert planned("mini", minutes - 1, 2.0, "a-minute-less")[0] < 1.01 * MINI_STEPS_TO_LEARN
+    fast_steps, fast_advice = planned("mini", 15, 0.5, "fast")
+    assert fast_steps >= MINI_STEPS_TO_LEARN and fast_advice == []
+    assert planned("tiny", 15, 2.0, "tiny")[1] == []
 
 
 def test_recent_steps_count_wall_time_less_evaluations_in_long_steps():

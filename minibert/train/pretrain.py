@@ -54,6 +54,7 @@ from minibert.train.fill_mask import masked_examples
 from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct, ratio
 from minibert.train.nonfinite import describe_nonfinite
+from minibert.train.presets import MINI_STEPS_TO_LEARN
 from minibert.train.progress import ProgressLine, format_duration, progress_text
 from minibert.viz import sparkline
 
@@ -292,6 +293,12 @@ class Pretraining:
         steps = run_setup.plan_steps(short, self.pass_seconds * 1.15, config, left)
         self.log(f"a forward and backward pass takes {self.pass_seconds:.2f} s here; {format_duration(spent)} "
                  f"went to setting up, so the rest of the {config.minutes:g} minutes fits about {steps} steps")
+        if config.model == "mini" and steps < MINI_STEPS_TO_LEARN:
+            minutes = run_setup.minutes_for_steps(MINI_STEPS_TO_LEARN, steps, left,
+                                                  spent + self._finish_seconds())
+            self.log(f"that is fewer than the {MINI_STEPS_TO_LEARN} steps the mini recipe takes to pass 30% "
+                     f"held-out MLM accuracy (docs/learning.md): the run will learn, less far; --minutes "
+                     f"{minutes} would fit them on this machine")
         return steps
 
     def _replan_due(self):

@@ -11,6 +11,7 @@ Every check here runs before training starts, so a mistake costs seconds, not a 
 """
 
 import collections
+import math
 import time
 from functools import partial
 from pathlib import Path
@@ -178,6 +179,12 @@ def plan_steps(short_seconds, long_seconds, config, seconds_left, done=0, margin
     if short_share * total < done:  # the short steps are over: only long ones are left
         total = done + seconds_left * margin / long
     return max(done + 1, int(total))
+
+
+def minutes_for_steps(wanted, planned, seconds_left, seconds_fixed):
+    """The whole minutes a run would need for `wanted` steps, where `seconds_left` fit `planned` of them and
+    `seconds_fixed` (setting up, the final evaluation) do not grow with the steps."""
+    return math.ceil((seconds_fixed + seconds_left * wanted / planned) / 60)
 
 
 class RecentSteps:
