@@ -297,8 +297,8 @@ class Pretraining:
             minutes = run_setup.minutes_for_steps(MINI_STEPS_TO_LEARN, steps, left,
                                                   spent + self._finish_seconds())
             self.log(f"that is fewer than the {MINI_STEPS_TO_LEARN} steps the mini recipe takes to pass 30% "
-                     f"held-out MLM accuracy (docs/learning.md): the run will learn, less far; --minutes "
-                     f"{minutes} would fit them on this machine")
+                     f"held-out MLM accuracy (docs/learning.md), so this run will not get that far; "
+                     f"--minutes {minutes} would fit them on this machine")
         return steps
 
     def _replan_due(self):
