@@ -17,16 +17,6 @@ settings.register_profile("minibert", max_examples=int(os.environ.get("MINIBERT_
 settings.load_profile("minibert")
 
 
-# The lesson scripts are the suite's longest tests (up to a minute each, in a process of their own). Run last,
-# they kept one worker busy for minutes after the other had finished; run first, the other worker takes the
-# short tests meanwhile, and steals the rest of them at the end (--dist worksteal, pyproject.toml).
-LONGEST_FIRST = ("test_lessons.py",)
-
-
-def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)  # a stable sort: each group keeps its order
-
-
 @pytest.fixture(params=["numpy", "numba"])
 def backend(request):
     """Run the test on one backend, then restore the previous one."""
