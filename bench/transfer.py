@@ -26,6 +26,7 @@ import argparse
 import io
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -79,7 +80,7 @@ def main():
     for size in [int(size) for size in sizes.split(",")]:
         train, dev = build(task_root / f"train{size}", size, dev_size, seed=0, pretraining_corpus=corpus)
         print(f"{size} training examples per label ({train.parent})")
-        scores = {start: [accuracy(args, train, dev, start == "random", seed) for seed in range(args.seeds)]
+        scores = {start: [accuracy(args, train, dev, start, seed) for seed in range(args.seeds)]
                   for start in args.starts.split(",")}
         for start, values in scores.items():
             print(f"  {start:10} mean {sum(values) / len(values):5.1f}%  (min {min(values):.1f}, "
@@ -90,12 +91,17 @@ def main():
                   flush=True)
 
 
-def accuracy(args, train, dev, random_init, seed):
-    """Dev accuracy (%) of the best epoch, as the finetune command reports it."""
+def accuracy(args, train, dev, start, seed):
+    """Dev accuracy (%) of the best epoch, as the finetune command reports it; one line as it ends (a
+    fine-tuning of `mini` takes minutes on a slow machine, and the table waits for all of them)."""
     settings = FineTuneConfig(learning_rate=args.lr, epochs=args.epochs, seed=seed)
+    started = time.perf_counter()
     _, _, result = run_finetuning("glue-tsv", args.model, train=train, dev=dev, settings=settings,
-                                  random_init=random_init, stream=io.StringIO(), log=None)
-    return 100 * result.best_metrics["accuracy"]
+                                  random_init=start == "random", stream=io.StringIO(), log=None)
+    score = 100 * result.best_metrics["accuracy"]
+    print(f"    {start}, seed {seed}: {score:.1f}% at epoch {result.best_epoch} of {len(result.history)} "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)
+    return score
 
 if __name__ == "__main__":
     main()
