@@ -3,9 +3,9 @@ announces as well-formed SVG.
 
 Lessons are found by name (lessons/NN_*.py), so a lesson added later is tested without editing this file.
 The course promises under 60 s per lesson on 2 cores; bench/lessons.py measures it, not this test. The
-timeout here only catches a lesson that hangs: on a slow 2-core machine (AMD EPYC Zen 1) lesson 19 takes
-142 s alone, and more than 180 s beside another lesson on the other core. Pictures go to a temporary folder
-(MINIBERT_LESSON_OUTPUT), not to lessons/output.
+timeout here only catches a lesson that hangs: on a slow 2-core machine the longest lessons take minutes,
+more beside another lesson on the other core (lessons/README.md has the times). Pictures go to a temporary
+folder (MINIBERT_LESSON_OUTPUT), not to lessons/output.
 """
 
 import os
