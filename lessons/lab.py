@@ -1,5 +1,5 @@
 """What the ablation lessons (19 masking, 20 mask-rate, 21 nsp) share: run one experiment of the lab here,
-and read back its stored full and `mini` runs.
+and read back its stored full and `mini` runs (lesson 13 reads back `direction`'s).
 
 `run_here` runs every arm with 3 seeds in quick mode (70-80 steps of the `tiny` model per run, about a minute
 in all), or in full mode with `--full` (10-30 minutes), as `python -m minibert experiment NAME` does, and
