@@ -31,7 +31,7 @@ def add_arguments(parser):
     modes.add_argument("--quick", dest="mode", action="store_const", const="quick",
                        help="about a minute: the tiny model, 70-80 steps, measures that move by then (the default)")
     modes.add_argument("--full", dest="mode", action="store_const", const="full",
-                       help="about ten minutes: ten times the steps, the whole task sets")
+                       help="10 to 30 minutes on 2 cores: ten times the steps, the whole task sets")
     modes.add_argument("--mini", dest="mode", action="store_const", const="mini",
                        help="the full mode on the mini model (4 layers, width 256): minutes per run, an hour "
                             "or more per experiment")
