@@ -235,8 +235,9 @@ print(f"\nprobe accuracy: bidirectional {accuracy['bidirectional']:.1%}, causal 
 # %%
 lab.stored_run("direction", "full", (
     "the left-to-right model at chance on the probe, the bidirectional one far above it, and ELMo's pair "
-    "above both: its right-to-left model reads the word that decides the blank directly, at twice the "
-    "compute of one model. On NER, where the entity words mostly name themselves, the three are close."))
+    "above both, with two models' compute; the bidirectional model is still learning the probe at 1,500 "
+    "steps (the `mini` run below). On NER, where the entity words mostly name themselves, the three are "
+    "close."))
 lab.stored_run("direction", "mini", (
     "the left-to-right model still at chance, whatever its size, while the bidirectional one now answers "
     "nearly every blank and ELMo's pair only draws level with it: on `tiny` the pair led because the "
