@@ -77,8 +77,9 @@ def main():
     print(f"{'minute':>7} {'step':>6} {'MLM acc':>8} {'NSP acc':>8} {'MLM loss':>9}")
     for record in read_log(out / "log.jsonl"):
         if record["kind"] == "eval":
+            nsp = "-" if record["nsp_accuracy"] is None else f"{record['nsp_accuracy']:.1%}"
             print(f"{record['elapsed'] / 60:7.1f} {record['step']:6d} {record['mlm_accuracy']:8.1%} "
-                  f"{record['nsp_accuracy']:8.1%} {record['mlm_loss']:9.3f}")
+                  f"{nsp:>8} {record['mlm_loss']:9.3f}")
 
 
 if __name__ == "__main__":

@@ -134,6 +134,32 @@ def test_short_sequences_come_first_and_a_resume_at_the_switch_is_exact(small_co
     assert config.short_phase().batch_size * 16 == config.batch_size * 32
 
 
+def test_without_short_phase_nsp_the_sentence_head_waits_for_the_long_steps(small_corpus, tmp_path):
+    """short_phase_nsp=False: the 3 short steps train the masked LM alone, so no gradient reaches the pooler
+    or the NSP head and they keep their starting weights (while the encoder moves); the log has no NSP
+    figures for them. The 3 long steps train NSP as usual. A run paused at the switch resumes exactly."""
+    config = small_config(small_corpus, steps=6, short_seq_length=16, short_share=0.5, short_phase_nsp=False)
+    pretrain(config, tmp_path / "paused", data_dir=small_corpus.parent, stop_after_steps=3, **quiet())
+    at_switch = load_checkpoint(tmp_path / "paused" / "checkpoint.npz").model_state
+    start = dict(run_setup.build_model(config, BertTokenizer(tmp_path / "paused" / "vocab.txt").vocab_size)
+                 .named_parameters())
+    sentence_head = [name for name in at_switch if name.startswith(("bert.pooler.", "cls.seq_relationship."))]
+    assert len(sentence_head) == 4
+    for name in sentence_head:
+        np.testing.assert_array_equal(at_switch[name], start[name].data, err_msg=name)
+    assert not np.array_equal(at_switch["bert.encoder.layer.0.attention.self.query.weight"],
+                              start["bert.encoder.layer.0.attention.self.query.weight"].data)
+    pretrain(None, tmp_path / "paused", resume=True, data_dir=small_corpus.parent, **quiet())
+    pretrain(config, tmp_path / "straight", data_dir=small_corpus.parent, **quiet())
+    assert step_losses(tmp_path / "paused") == step_losses(tmp_path / "straight")
+    records = [record for record in read_log(tmp_path / "straight" / "log.jsonl") if record["kind"] == "train"]
+    assert [record["nsp_loss"] is None for record in records] == [True] * 3 + [False] * 3
+    assert all(record["loss"] == record["mlm_loss"] for record in records[:3])
+    assert all(record["loss"] > record["mlm_loss"] for record in records[3:])
+    final = load_checkpoint(tmp_path / "straight" / "checkpoint.npz").model_state
+    assert not any(np.array_equal(final[name], at_switch[name]) for name in sentence_head)
+
+
 def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tmp_path):
     """Weights, Adam's moments and step counts, the schedule position and the generator state come back
     exactly into freshly built objects."""

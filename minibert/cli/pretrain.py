@@ -92,6 +92,9 @@ def add_arguments(parser):
         parser.add_argument(option, dest=field, type=parse, default=None, metavar=metavar, help=help_text)
     parser.add_argument("--no-nsp", dest="use_nsp", action="store_const", const=False, default=None,
                         help="masked LM only, no next-sentence prediction (RoBERTa)")
+    parser.add_argument("--no-short-phase-nsp", dest="short_phase_nsp", action="store_const", const=False,
+                        default=None, help="next-sentence prediction on the full-length steps only, not the "
+                                           "short ones (docs/learning.md)")
     parser.add_argument("--no-examples", dest="show_examples", action="store_false",
                         help="do not show the model filling masks at the end")
 
@@ -102,7 +105,7 @@ def run(args):
     from minibert.train.progress import ProgressLine
     from minibert.train.run_setup import train_fast
 
-    fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp"]
+    fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp", "short_phase_nsp"]
     given = {field: getattr(args, field) for field in fields if getattr(args, field) is not None}
     preset = args.preset or "mini"
     corpus = given.get("corpus") or run_preset(preset).corpus

@@ -55,6 +55,10 @@ class RunConfig:
     # Held-out evaluations always read `max_seq_length` sequences.
     short_seq_length: int | None = None  # None: one length throughout
     short_share: float = 0.0  # share of the steps on the short sequences
+    # Whether the short steps train the sentence-pair loss too. A pair of 32 tokens says little about whether
+    # B follows A, and that loss pulls on the same weights as the masked LM: without it the masked LM learns
+    # faster (docs/learning.md, "A third round"), and the pooler and NSP head start learning at the switch.
+    short_phase_nsp: bool = True
     # --- optimization ---
     batch_size: int = 32  # B, sequences per step
     optimizer: str = "adamw"  # "adamw", "adam" or "bert_adam" (Google's, no bias correction)

@@ -123,6 +123,18 @@ def train_step(model, parameters, optimizer, scheduler, batch, config):
                       nsp_right, nsp_total, grad_norm, lr, batch["input_ids"].shape[1])
 
 
+def nsp_loss(results):
+    """The mean sentence-pair loss of the steps that trained it (None if none did)."""
+    trained = [r.nsp_loss for r in results if r.nsp_loss is not None]
+    return sum(trained) / len(trained) if trained else None
+
+
+def nsp_accuracy(results):
+    """The sentence-pair accuracy over the steps that trained that loss (None if none did)."""
+    trained = [r for r in results if r.nsp_loss is not None]
+    return ratio(sum(r.nsp_right for r in trained), sum(r.nsp_total for r in trained)) if trained else None
+
+
 def batch_stream(batches, epoch, skip):
     """Yield (epoch, index in epoch, batch) from batch `skip` of `epoch` on, epoch after epoch.
 
@@ -285,7 +297,7 @@ class Pretraining:
             self.short_pass_seconds = None
             if self.short_batches is not None:  # a short pass is cheaper: attention costs S² per sequence
                 self.short_pass_seconds = run_setup.measure_pass_seconds(
-                    self.model, next(self.short_batches.epoch(0)), config.use_nsp)
+                    self.model, next(self.short_batches.epoch(0)), config.use_nsp and config.short_phase_nsp)
         spent = time.perf_counter() - self.started
         left = config.minutes * 60 - spent - self._finish_seconds()
         # a step is a pass and about 15% more (clipping, the optimizer, the next batch)
@@ -375,6 +387,7 @@ class Pretraining:
             self.recent_steps.start(elapsed_before, self.evaluation_seconds_in_all)
         time_limit = None if config.minutes is None else config.minutes * 60 - self._finish_seconds()
         stopped = "finished"
+        short_step_config = config if config.short_phase_nsp else config.replace(use_nsp=False)
         with StopRequest(self.progress.message) as stop:
             while position.step < position.total_steps:
                 if stop.requested:
@@ -389,7 +402,7 @@ class Pretraining:
                 started = time.perf_counter()
                 try:
                     result = train_step(self.model, self.parameters, self.optimizer, self.scheduler, batch,
-                                        config)
+                                        short_step_config if position.step < self.short_steps else config)
                 except TrainingDiverged as error:
                     raise self._diverged(error) from None
                 result.seconds = time.perf_counter() - started
@@ -440,9 +453,7 @@ class Pretraining:
         eta = seconds * (position.total_steps - position.step)
         if time_limit is not None:
             eta = min(eta, time_limit - position.elapsed_seconds)
-        nsp = None
-        if self.config.use_nsp:
-            nsp = ratio(sum(r.nsp_right for r in recent), sum(r.nsp_total for r in recent))
+        nsp = nsp_accuracy(recent)
         tokens = self.config.batch_size * self.config.max_seq_length
         self.progress.update(progress_text(
             position.step, position.total_steps, sum(r.loss for r in recent) / len(recent),
@@ -456,9 +467,9 @@ class Pretraining:
         self.run_log.write(
             "train", step=self.position.step, epoch=self.position.epoch,
             loss=sum(r.loss for r in window) / count, mlm_loss=sum(r.mlm_loss for r in window) / count,
-            nsp_loss=sum(r.nsp_loss for r in window) / count if self.config.use_nsp else None,
+            nsp_loss=nsp_loss(window),
             mlm_accuracy=ratio(sum(r.mlm_right for r in window), sum(r.mlm_total for r in window)),
-            nsp_accuracy=ratio(sum(r.nsp_right for r in window), sum(r.nsp_total for r in window)),
+            nsp_accuracy=nsp_accuracy(window),
             lr=window[-1].lr, grad_norm=window[-1].grad_norm, seq_length=window[-1].seq_length,
             tokens_per_second=tokens / sum(r.seconds for r in window),
             elapsed=self.position.elapsed_seconds, losses=[r.loss for r in window])

@@ -224,6 +224,8 @@ def config_for_resume(saved, overrides):
 
     saved: the checkpoint's run_config dict; overrides: {field: value} given for this session.
     """
+    # a setting newer than the checkpoint was saved with its default, which the run therefore used
+    saved = {**RunConfig().to_dict(), **saved}
     for name, value in overrides.items():
         if name not in SESSION_SETTINGS and saved.get(name) != value:
             raise CheckpointError(
