@@ -160,6 +160,16 @@ def test_without_short_phase_nsp_the_sentence_head_waits_for_the_long_steps(smal
     assert not any(np.array_equal(final[name], at_switch[name]) for name in sentence_head)
 
 
+def test_resume_reads_a_setting_the_checkpoint_lacks_as_its_default():
+    """A checkpoint saved before `short_phase_nsp` existed trained with its default (True): asking for that
+    default resumes, asking for the other value is refused as a change of the run's numbers."""
+    saved = RunConfig(steps=10).to_dict()
+    del saved["short_phase_nsp"]
+    assert run_setup.config_for_resume(saved, RunConfig(steps=10).to_dict()).short_phase_nsp is True
+    with pytest.raises(CheckpointError, match="short_phase_nsp"):
+        run_setup.config_for_resume(saved, {"short_phase_nsp": False})
+
+
 def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tmp_path):
     """Weights, Adam's moments and step counts, the schedule position and the generator state come back
     exactly into freshly built objects."""
