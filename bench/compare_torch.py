@@ -90,7 +90,7 @@ class MinibertStep:
     def forward(self):
         b = self.batch
         output = self.model(b["input_ids"], b["segment_ids"], b["input_mask"],
-                            masked_positions=b["masked_lm_positions"])
+                            masked_positions=b["masked_lm_positions"], prune_last_layer=True)
         self.loss = pretraining_loss(output, b["masked_lm_ids"], b["masked_lm_weights"],
                                      b["next_sentence_labels"])[0]
 
@@ -315,16 +315,22 @@ def numpy_sgemm_gflops():
     return own_threads, matmul_gflops(matmul_blas)
 
 
-def model_matmul_flops(config, batch_size, seq_len, masked):
-    """Matmul FLOPs of one training step (forward, and backward = twice the forward)."""
-    tokens, hidden, inner = batch_size * seq_len, config.hidden_size, config.intermediate_size
-    per_layer = (2 * tokens * hidden * hidden * 4  # query, key, value, output projections
-                 + 2 * tokens * hidden * inner * 2  # feed-forward in and out
-                 + 2 * batch_size * seq_len * seq_len * hidden * 2)  # scores q·kᵀ and context p·v
+def model_matmul_flops(config, batch_size, seq_len, masked, pruned=True):
+    """Matmul FLOPs of one training step (forward, and backward = twice the forward). `pruned`: as minibert
+    trains (`prune_last_layer`), the last layer's output projection and feed-forward run on the 1 + masked
+    rows the heads read, not on all seq_len."""
+    hidden, inner = config.hidden_size, config.intermediate_size
+
+    def layer(rows):  # rows: positions per sequence that go through the output projection and feed-forward
+        return (2 * batch_size * seq_len * hidden * hidden * 3  # query, key, value
+                + 2 * batch_size * rows * hidden * hidden  # output projection
+                + 2 * batch_size * rows * hidden * inner * 2  # feed-forward in and out
+                + 2 * batch_size * seq_len * seq_len * hidden * 2)  # scores q·kᵀ and context p·v
+    last = layer(1 + masked if pruned else seq_len)
     heads = (2 * batch_size * hidden * hidden  # pooler
              + 2 * batch_size * masked * hidden * (hidden + config.vocab_size)  # MLM transform, decoder
              + 2 * batch_size * hidden * 2)  # NSP
-    return 3 * (config.num_hidden_layers * per_layer + heads)
+    return 3 * ((config.num_hidden_layers - 1) * layer(seq_len) + last + heads)
 
 
 ATTENTION_PRODUCTS = "SelfAttention (its 6 matmuls)"
@@ -402,8 +408,9 @@ def profile(config, args):
     rate = max(own_threads, in_parts)
     print(f"matmul {matmul:.3f} s = {matmul / step_seconds:.0%} of the step; everything else "
           f"{step_seconds - matmul:.3f} s (ops {times.total() - matmul:.3f} s, the rest Python and AdamW)")
-    print(f"model matmul FLOPs per step {flops / 1e9:.1f} GFLOP: in the matmul ops "
-          f"{flops / matmul / 1e9:.0f} GFLOP/s")
+    unpruned = model_matmul_flops(config, args.batch, args.seq, args.masked, pruned=False)
+    print(f"model matmul FLOPs per step {flops / 1e9:.1f} GFLOP ({unpruned / 1e9:.1f} with the last layer on "
+          f"every row, as PyTorch's step runs it): in the matmul ops {flops / matmul / 1e9:.0f} GFLOP/s")
     torch_rate = f", PyTorch {matmul_gflops(operator.matmul, found[0].from_numpy):.0f}" if found else ""
     print(f"sgemm rate here (best of a 2048 square and the model's shapes): NumPy {rate:.0f} GFLOP/s "
           f"(OpenBLAS on its own threads {own_threads:.0f}, in parts on minibert's {in_parts:.0f}){torch_rate}")

@@ -51,7 +51,7 @@ def step(model, batch):
     """One forward and backward pass; returns the loss."""
     model.zero_grad()
     output = model(batch["input_ids"], batch["segment_ids"], batch["input_mask"],
-                   masked_positions=batch["masked_lm_positions"])
+                   masked_positions=batch["masked_lm_positions"], prune_last_layer=True)
     loss, _, _ = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
                                   batch["next_sentence_labels"])
     loss.backward()

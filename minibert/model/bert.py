@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minibert import functional as F
 from minibert.autograd import Tensor
 from minibert.model.inputs import check_batch
 from minibert.model.masks import build_attention_mask
@@ -61,6 +62,17 @@ class BertEmbeddings(Module):
         # END EXERCISE
 
 
+def gather_positions(sequence_output, positions):
+    """The vectors at `positions` (B, P) of each sequence in sequence_output (B, S, H) -> (B, P, H).
+
+    Google's `gather_indexes`: flatten to (B*S, H) and look up rows b*S + p, a row lookup like an embedding
+    (F.embedding), whose backward scatter-adds the gradient rows back in one pass.
+    """
+    batch, seq_len, hidden = sequence_output.shape
+    flat_positions = positions + np.arange(batch)[:, None] * seq_len  # (B, P): row b*S + p of (B*S, H)
+    return F.embedding(flat_positions, sequence_output.reshape(batch * seq_len, hidden))
+
+
 class AttentionSublayer(Module):
     """x = LayerNorm(x + Dropout(Dense(MultiHeadSelfAttention(x)))). HF's `BertAttention`."""
 
@@ -73,8 +85,11 @@ class AttentionSublayer(Module):
         self.output = SublayerOutput(config.hidden_size, config.hidden_size, config.hidden_dropout_prob,
                                      config.layer_norm_eps, rng, std)
 
-    def forward(self, x, mask):
+    def forward(self, x, mask, rows=None):
+        """x (B, S, H) -> (B, S, H); with `rows` (B, R), only those positions go on: (B, R, H)."""
         context, probs = self.self(x, mask)  # (B, S, H), (B, A, S, S)
+        if rows is not None:  # every token was a key and a value above; from here on each row is on its own
+            context, x = gather_positions(context, rows), gather_positions(x, rows)  # (B, R, H) each
         return self.output(context, residual=x), probs
 
 
@@ -93,8 +108,8 @@ class EncoderLayer(Module):
         self.output = SublayerOutput(config.intermediate_size, config.hidden_size, config.hidden_dropout_prob,
                                      config.layer_norm_eps, rng, std)
 
-    def forward(self, x, mask):
-        x, probs = self.attention(x, mask)  # (B, S, H)
+    def forward(self, x, mask, rows=None):
+        x, probs = self.attention(x, mask, rows)  # (B, S, H), or (B, R, H) for the positions in `rows`
         x = self.output(self.intermediate(x), residual=x)  # (B, S, H) -> (B, S, I) -> (B, S, H)
         return x, probs
 
@@ -106,12 +121,14 @@ class Encoder(Module):
         super().__init__()
         self.layer = ModuleList([EncoderLayer(config, rng) for _ in range(config.num_hidden_layers)])
 
-    def forward(self, x, mask, output_attentions=False):
+    def forward(self, x, mask, output_attentions=False, last_layer_rows=None):
         """Returns (the last layer's output (B, S, H), a list of each layer's (B, A, S, S) probabilities or
-        None)."""
+        None). With `last_layer_rows` (B, R), the last layer computes the outputs at those positions only,
+        (B, R, H): see `BertModel.encode`."""
         attentions = [] if output_attentions else None
-        for layer in self.layer:
-            x, probs = layer(x, mask)
+        last = len(self.layer) - 1
+        for index, layer in enumerate(self.layer):
+            x, probs = layer(x, mask, last_layer_rows if index == last else None)
             if output_attentions:
                 attentions.append(probs.data)
         return x, attentions
@@ -156,10 +173,16 @@ class BertModel(SavableModel):
         return self.encode(*check_batch(self.config, input_ids, token_type_ids, attention_mask),
                            output_attentions, attention)
 
-    def encode(self, input_ids, token_type_ids, attention_mask, output_attentions=False, attention=None):
-        """`forward` on a batch already checked by `check_batch` (models with heads check it themselves)."""
+    def encode(self, input_ids, token_type_ids, attention_mask, output_attentions=False, attention=None,
+               last_layer_rows=None):
+        """`forward` on a batch already checked by `check_batch` (models with heads check it themselves).
+
+        last_layer_rows (B, R): positions, the first of each row 0 ([CLS], which the pooler reads). The last
+        layer then computes its output at those positions only, and sequence_output is (B, R, H): the same
+        vectors as the full (B, S, H) output at those positions, for less work (see `BertForPreTraining`).
+        """
         # Built once per forward pass; every layer uses it. (B, 1, 1, S) bidirectional, (B, 1, S, S) causal.
         mask = build_attention_mask(attention_mask, attention or self.config.attention)
         x = self.embeddings(input_ids, token_type_ids)  # (B, S, H)
-        sequence_output, attentions = self.encoder(x, mask, output_attentions)
+        sequence_output, attentions = self.encoder(x, mask, output_attentions, last_layer_rows)
         return BertModelOutput(sequence_output, self.pooler(sequence_output), attentions)
