@@ -317,15 +317,15 @@ def numpy_sgemm_gflops():
 
 def model_matmul_flops(config, batch_size, seq_len, masked, pruned=True):
     """Matmul FLOPs of one training step (forward, and backward = twice the forward). `pruned`: as minibert
-    trains (`prune_last_layer`), the last layer's output projection and feed-forward run on the 1 + masked
-    rows the heads read, not on all seq_len."""
+    trains (`prune_last_layer`), the last layer computes its query, attention, output projection and
+    feed-forward for the 1 + masked rows the heads read only, its keys and values for all seq_len."""
     hidden, inner = config.hidden_size, config.intermediate_size
 
-    def layer(rows):  # rows: positions per sequence that go through the output projection and feed-forward
-        return (2 * batch_size * seq_len * hidden * hidden * 3  # query, key, value
-                + 2 * batch_size * rows * hidden * hidden  # output projection
+    def layer(rows):  # rows: the positions per sequence whose output the layer computes
+        return (2 * batch_size * seq_len * hidden * hidden * 2  # key, value
+                + 2 * batch_size * rows * hidden * hidden * 2  # query, output projection
                 + 2 * batch_size * rows * hidden * inner * 2  # feed-forward in and out
-                + 2 * batch_size * seq_len * seq_len * hidden * 2)  # scores q·kᵀ and context p·v
+                + 2 * batch_size * rows * seq_len * hidden * 2)  # scores q·kᵀ and context p·v
     last = layer(1 + masked if pruned else seq_len)
     heads = (2 * batch_size * hidden * hidden  # pooler
              + 2 * batch_size * masked * hidden * (hidden + config.vocab_size)  # MLM transform, decoder

@@ -86,11 +86,16 @@ class AttentionSublayer(Module):
                                      config.layer_norm_eps, rng, std)
 
     def forward(self, x, mask, rows=None):
-        """x (B, S, H) -> (B, S, H); with `rows` (B, R), only those positions go on: (B, R, H)."""
-        context, probs = self.self(x, mask)  # (B, S, H), (B, A, S, S)
-        if rows is not None:  # every token was a key and a value above; from here on each row is on its own
-            context, x = gather_positions(context, rows), gather_positions(x, rows)  # (B, R, H) each
-        return self.output(context, residual=x), probs
+        """x (B, S, H) -> (B, S, H); with `rows` (B, R), the outputs at those positions only, (B, R, H)."""
+        if rows is None:
+            context, probs = self.self(x, mask)  # (B, S, H), (B, A, S, S)
+            return self.output(context, residual=x), probs
+        # Only the tokens at `rows` ask (their queries); every token still answers (its key and value).
+        queries = gather_positions(x, rows)  # (B, R, H)
+        if mask is not None and mask.shape[2] > 1:  # a causal mask has a row per query: keep the askers' rows
+            mask = np.take_along_axis(mask, rows[:, None, :, None], axis=2)  # (B, 1, S, S) -> (B, 1, R, S)
+        context, probs = self.self(x, mask, queries)  # (B, R, H), (B, A, R, S)
+        return self.output(context, residual=queries), probs
 
 
 class EncoderLayer(Module):

@@ -33,25 +33,28 @@ class MultiHeadSelfAttention(Module):
         self.value = Linear(hidden_size, hidden_size, rng, std)
         self.dropout = Dropout(dropout_prob, rng)
 
-    def forward(self, x, mask=None):
-        """x (B, S, H); mask boolean, True where a query may see a key, broadcastable to (B, A, S, S):
+    def forward(self, x, mask=None, queries=None):
+        """x (B, S, H); mask boolean, True where a query may see a key, broadcastable to (B, A, R, S):
         (B, 1, 1, S) for padding alone, (B, 1, S, S) with a causal mask (see `minibert/model/masks.py`).
+        queries (B, R, H): the vectors of the R tokens whose outputs are wanted (default: x, every token),
+        each attending over all S tokens of x; how the last layer skips the rows no head reads (bert.py).
 
-        Returns (context (B, S, H), probabilities (B, A, S, S)).
+        Returns (context (B, R, H), probabilities (B, A, R, S)); R = S without `queries`.
         """
-        if not fused_ops():  # the plain ops (the default; nn/fusion.py)
-            # BEGIN EXERCISE attention_forward: q/√D, k, v by heads; masked softmax; dropout; @ v; merge heads
-            batch, seq_len, hidden = x.shape
+        queries = x if queries is None else queries
+        if not fused_ops() or queries is not x:  # the plain ops (the default; nn/fusion.py)
+            # BEGIN EXERCISE attention_forward: q/√D from queries, k, v from x; masked softmax; dropout; @ v; join heads
+            batch, num_queries, hidden = queries.shape
             # Scaling q by 1/√D is the same as scaling the scores, on a smaller array. Why scale: a dot product
             # of D random unit-variance terms has variance D; without it the softmax saturates (Vaswani §3.2.1).
-            q = self.split_heads(self.query(x) * (1.0 / math.sqrt(self.head_size)))  # (B, A, S, D)
+            q = self.split_heads(self.query(queries) * (1.0 / math.sqrt(self.head_size)))  # (B, A, R, D)
             k = self.split_heads(self.key(x))  # (B, A, S, D)
             v = self.split_heads(self.value(x))  # (B, A, S, D)
-            scores = q @ k.transpose(0, 1, 3, 2)  # (B, A, S, D) @ (B, A, D, S) -> (B, A, S, S)
-            probs = F.softmax(scores, axis=-1, mask=mask)  # (B, A, S, S), rows sum to 1 over visible keys
+            scores = q @ k.transpose(0, 1, 3, 2)  # (B, A, R, D) @ (B, A, D, S) -> (B, A, R, S)
+            probs = F.softmax(scores, axis=-1, mask=mask)  # (B, A, R, S), rows sum to 1 over visible keys
             # Dropout on the attention weights, as in BERT (Google modeling.py `attention_layer`).
-            context = self.dropout(probs) @ v  # (B, A, S, S) @ (B, A, S, D) -> (B, A, S, D)
-            context = context.transpose(0, 2, 1, 3).reshape(batch, seq_len, hidden)  # heads side by side again
+            context = self.dropout(probs) @ v  # (B, A, R, S) @ (B, A, S, D) -> (B, A, R, D)
+            context = context.transpose(0, 2, 1, 3).reshape(batch, num_queries, hidden)  # heads side by side again
             return context, probs
             # END EXERCISE
         return self.fused_forward(x, mask)  # the same, as two fused ops
