@@ -11,11 +11,12 @@ unaffected): `--isa native` unsets them for the benchmark's own process only (as
 torch the PyTorch columns are left out and the rest still runs. `--only compare,profile` picks sections.
 
 Sections, all for mini (L4/H256/A4/FFN1024, vocabulary 8192), batch 32, seq 128, 20 masked positions:
-- compare: seconds for forward, backward, optimizer (AdamW) and the whole step, for minibert, PyTorch's
-  best practice (BertModel, the MLM head on the masked positions only, NSP, AdamW) and HuggingFace's
-  BertForPreTraining as usually run (MLM head on every position), run alternately in one process; the ratio
-  minibert / PyTorch; tokens/s; the step's peak memory (resident memory added by a step, each system in a
-  fresh subprocess; and for minibert the bytes NumPy held, from tracemalloc).
+- compare: seconds for forward, backward, optimizer (AdamW) and the whole step, for minibert as `pretrain`
+  trains (the last layer pruned to the rows the heads read, `prune_last_layer`), PyTorch's best practice
+  (BertModel, whose last layer runs on every row; the MLM head on the masked positions only, NSP, AdamW)
+  and HuggingFace's BertForPreTraining as usually run (MLM head on every position), run alternately in one
+  process; the ratio minibert / PyTorch; tokens/s; the step's peak memory (resident memory added by a step,
+  each system in a fresh subprocess; and for minibert the bytes NumPy held, from tracemalloc).
 - profile: minibert's step op by op (forward and backward seconds per op), the share of matmul, the
   machine's sgemm rate measured here, and MFU = model matmul FLOPs per second / that sgemm rate.
 - scaling: step time and peak memory for seq 64..512 (batch adjusted to 4096 tokens) and batch 8..64; the

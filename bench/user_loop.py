@@ -1,8 +1,8 @@
 """A user's own training loop against the `pretrain` command's step, in one process, alternating.
 
 The user's loop is what a reader of the README writes with the public API alone: `minibert.use_fused_ops()`
-(the op choice the command makes too), then model -> pretraining_loss -> backward -> AdamW.step
-(bench/compare_torch.py's `MinibertStep`). It makes no thread or memory call: minibert's process plan
+(the op choice the command makes too), then model (with `prune_last_layer=True`, as the command calls it) ->
+pretraining_loss -> backward -> AdamW.step (bench/compare_torch.py's `MinibertStep`). It makes no thread or memory call: minibert's process plan
 applies on first use, and this loop runs first. The command's step is `train_step` (BERT's weight-decay
 groups, clipping, the schedule, accuracy counts) on a model built as `pretrain` builds it
 (bench/pretrain_step.py), inside `training_threads(config.threads)` as `Pretraining.run` has it.
