@@ -97,5 +97,20 @@ _, padded_mlm, _ = pretraining_loss(padded_output, padded_labels, padded_weights
 print(f"MLM loss with two padded slots: {padded_mlm.item():.6f} (without: {mlm.item():.6f})")
 
 # %% [markdown]
+# ## The last layer needs only the rows the loss reads
+#
+# The MLM head reads the last layer's vectors at the chosen positions, the NSP head reads [CLS], and no
+# other token reads a last-layer output (there is no layer above). So the last layer can compute its
+# queries, attention, feed-forward and LayerNorms for those 1 + P rows only; every token still supplies
+# its key and value. Same loss, same gradients, less work: the `pretrain` command runs the model this way.
+
+# %%
+pruned = model(masked.input_ids[None], masked_positions=positions, prune_last_layer=True)
+_, pruned_mlm, _ = pretraining_loss(pruned, masked.labels[None], np.ones_like(positions, dtype=np.float32),
+                                    np.array([0]))
+print(f"last layer on {pruned.sequence_output.shape[1]} of {seq_len} rows ([CLS] + {positions.shape[1]} "
+      f"chosen): MLM loss {pruned_mlm.item():.6f} (every row: {mlm.item():.6f})")
+
+# %% [markdown]
 # **Exercise 10** (`python -m minibert.exercises start 10`): write `pretraining_loss` (`mlm_loss`) and
 # `causal_lm_loss`. The tests compare with NumPy and check which logits get a zero gradient.
