@@ -91,7 +91,8 @@ class BertForPreTraining(SavableModel):
         attention: "bidirectional" or "causal", overriding config.attention.
         prune_last_layer: with masked_positions, the last encoder layer computes only the rows the heads
             read, [CLS] and the P masked positions: the same logits and gradients for less work, and
-            sequence_output then holds those 1 + P rows, (B, 1 + P, H). The pretraining loop runs this way.
+            sequence_output then holds those 1 + P rows, (B, 1 + P, H) (and the last layer's attention
+            weights, when asked, (B, A, 1 + P, S)). The pretraining loop runs this way.
         """
         input_ids, token_type_ids, attention_mask = check_batch(self.config, input_ids, token_type_ids,
                                                                 attention_mask)
