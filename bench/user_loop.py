@@ -2,10 +2,11 @@
 
 The user's loop is what a reader of the README writes with the public API alone: `minibert.use_fused_ops()`
 (the op choice the command makes too), then model (with `prune_last_layer=True`, as the command calls it) ->
-pretraining_loss -> backward -> AdamW.step (bench/compare_torch.py's `MinibertStep`). It makes no thread or memory call: minibert's process plan
-applies on first use, and this loop runs first. The command's step is `train_step` (BERT's weight-decay
-groups, clipping, the schedule, accuracy counts) on a model built as `pretrain` builds it
-(bench/pretrain_step.py), inside `training_threads(config.threads)` as `Pretraining.run` has it.
+pretraining_loss -> backward -> AdamW.step (bench/compare_torch.py's `MinibertStep`). It makes no thread or
+memory call: minibert's process plan applies on first use, and this loop runs first. The command's step is
+`train_step` (BERT's weight-decay groups, clipping, the schedule, accuracy counts) on a model built as
+`pretrain` builds it (bench/pretrain_step.py), inside `training_threads(config.threads)` as
+`Pretraining.run` has it.
 Both: `mini`, B = 32, S = 128, P = 20, dropout 0.1 (BERT's, as bench/compare_torch.py). Prints the CPU, the
 median seconds per step of each and their ratio (target: the user's loop within 5% of the command's).
 
