@@ -317,6 +317,8 @@ def test_padding_never_changes_real_tokens(attention, seed):
     (lambda m: m([[1, 2], [3, 4]], masked_positions=[[0]]), "masked_positions must be"),
     (lambda m: m([[1, 2]], attention="sideways"), "sideways"),
     (lambda m: m([[1, 2]], prune_last_layer=True), "needs masked_positions"),
+    (lambda m: m.bert.encode(np.array([[1, 2]]), np.zeros((1, 2), int), np.ones((1, 2), int),
+                             last_layer_rows=np.array([[1, 0]])), "start each row with position 0"),
 ])
 def test_bad_input_gets_a_clear_error(call, message):
     model = BertForPreTraining(small_config())

@@ -21,6 +21,7 @@ import numpy as np
 
 from minibert import functional as F
 from minibert.autograd import Tensor
+from minibert.errors import ShapeError
 from minibert.model.inputs import check_batch
 from minibert.model.masks import build_attention_mask
 from minibert.model.savable import SavableModel
@@ -186,6 +187,9 @@ class BertModel(SavableModel):
         layer then computes its output at those positions only, and sequence_output is (B, R, H): the same
         vectors as the full (B, S, H) output at those positions, for less work (see `BertForPreTraining`).
         """
+        if last_layer_rows is not None and np.any(last_layer_rows[:, 0] != 0):
+            raise ShapeError("last_layer_rows must start each row with position 0, the [CLS] vector the pooler "
+                             f"reads; got first positions {np.unique(last_layer_rows[:, 0]).tolist()}")
         # Built once per forward pass; every layer uses it. (B, 1, 1, S) bidirectional, (B, 1, S, S) causal.
         mask = build_attention_mask(attention_mask, attention or self.config.attention)
         x = self.embeddings(input_ids, token_type_ids)  # (B, S, H)

@@ -42,7 +42,9 @@ class MultiHeadSelfAttention(Module):
         Returns (context (B, R, H), probabilities (B, A, R, S)); R = S without `queries`.
         """
         queries = x if queries is None else queries
-        if not fused_ops() or queries is not x:  # the plain ops (the default; nn/fusion.py)
+        # The plain ops (the default; nn/fusion.py), and for queries other than x, which the fused op does not
+        # take: only the pruned last layer asks that, on a few rows.
+        if not fused_ops() or queries is not x:
             # BEGIN EXERCISE attention_forward: q/√D from queries, k, v from x; masked softmax; dropout; @ v; join heads
             batch, num_queries, hidden = queries.shape
             # Scaling q by 1/√D is the same as scaling the scores, on a smaller array. Why scale: a dot product
