@@ -308,9 +308,11 @@ class Pretraining:
         if config.model == "mini" and steps < MINI_STEPS_TO_LEARN:
             minutes = run_setup.minutes_for_steps(MINI_STEPS_TO_LEARN, steps, left,
                                                   spent + self._finish_seconds())
+            # Only "may": the passes timed at the start, still near a cold start, can be off by a fifth or
+            # more, and the run plans again from its own steps (docs/learning.md, "The 15-minute budget").
             self.log(f"that is fewer than the {MINI_STEPS_TO_LEARN} steps the mini recipe takes to pass 30% "
-                     f"held-out MLM accuracy (docs/learning.md), so this run will not get that far; "
-                     f"--minutes {minutes} would fit them on this machine")
+                     f"held-out MLM accuracy (docs/learning.md), so this run may stop short of that (it plans "
+                     f"again from its own steps as it goes); --minutes {minutes} would fit them on this machine")
         return steps
 
     def _replan_due(self):
