@@ -38,7 +38,7 @@ class Evaluation:
 
 def run_model(model, batch):
     """The model on a batch in Google's format, its MLM head on the masked positions only, and its last
-    layer on the rows the heads read (`prune_last_layer`: the same loss, about a tenth less work)."""
+    layer on the rows the heads read (`prune_last_layer`: the same loss for less work, docs/performance.md)."""
     return model(batch["input_ids"], batch["segment_ids"], batch["input_mask"],
                  masked_positions=batch["masked_lm_positions"], prune_last_layer=True)
 
