@@ -65,7 +65,7 @@ def dropout_case(rng):
 
 
 def slice_backward_case(rng):
-    # GetItem's backward for the position embeddings' rows (ops_shape.py): a fresh gradient of the table's
+    # GetItem's backward for the position embeddings' rows (autograd/ops.py): a fresh gradient of the table's
     # shape, with the slice's gradient put in place
     grad = rng.standard_normal((S, H)).astype(np.float32)
 

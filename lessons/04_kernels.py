@@ -14,7 +14,8 @@ import course
 import numpy as np
 from blocked_matmul import blocked_matmul
 
-from minibert import kernels, use_backend
+from minibert import Tensor, kernels, use_backend
+from minibert import functional as F
 from minibert.viz import line_chart, line_chart_svg
 
 # %% [markdown]
@@ -81,20 +82,20 @@ print("after:  row means", out.mean(1).round(12), "row std", out.std(1).round(6)
 print("the forward also returns mean and 1/std for the backward:", mean.round(3), rstd.round(4))
 
 # %% [markdown]
-# ## Dropout: the rule, and where its random numbers come from
+# ## Dropout: the rule
 #
-# In training, each element is kept with probability keep = 1 - p (BERT: p = 0.1) and the kept ones are
-# scaled by 1/keep, so that the expected output equals the input and evaluation needs no rescaling. As a
-# course writes it: `mask = rng.random(x.shape) < keep; y = x * mask / keep` (`dropout_textbook`). The
-# kernels apply the same rule but compute each element's draw from the call's seed and the element's index,
-# so the backward of a fused op can make the draws again instead of storing a mask.
+# In training, each element is kept with probability 1 - p (BERT: p = 0.1) and the kept ones are scaled by
+# 1/(1 - p), so that the expected output equals the input and evaluation needs no rescaling. As
+# `F.dropout` writes it: `keep = rng.random(x.shape) >= p; y = x * keep / (1 - p)`, with the model's NumPy
+# Generator. (The speed layer, minibert/fast, makes the same draws inside its fused kernels from one seed,
+# so that their backward can make them again instead of storing a mask.)
 
 # %%
-ones = np.ones(100_000)
-y, mask = kernels.dropout.dropout_textbook(ones, np.random.default_rng(0), 0.9)
-y_seeded, kept = kernels.dropout_forward(ones, kernels.draw_seed(np.random.default_rng(0)), 0.9)
-print(f"textbook: kept {mask.mean():.3f}, mean {y.mean():.3f}, values {np.unique(y).round(4)}")
-print(f"seeded:   kept {kept.mean():.3f}, mean {y_seeded.mean():.3f}, values {np.unique(y_seeded).round(4)}")
+ones = Tensor(np.ones(100_000))
+y = F.dropout(ones, 0.1, training=True, rng=np.random.default_rng(0)).data
+kept = y != 0
+print(f"kept {kept.mean():.3f} of the elements, mean {y.mean():.3f}, values {np.unique(y).round(4)}")
+assert abs(kept.mean() - 0.9) < 0.005 and abs(y.mean() - 1.0) < 0.01  # keep ~ 1 - p, the mean is kept
 
 # %% [markdown]
 # ## Numba vs NumPy

@@ -85,6 +85,6 @@ for kind in ("causal", "bidirectional"):
 # **Exercise 05** (`python -m minibert.exercises start 05`): write `build_attention_mask` (`attention_mask`)
 # and the forward pass of `MultiHeadSelfAttention` (`attention_forward`), all heads at once with no Python
 # loop over heads. The tests compare with attention written one head and one query at a time.
-# What runs here, and in your debugger, is that plain `forward`. For speed, the training commands switch on
-# the fused ops (`minibert.use_fused_ops()`, `minibert/nn/fusion.py`): the layer then takes the short branch
-# to `fused_forward` (q, k and v from one Linear, then `F.self_attention`), which gives the same numbers.
+# What runs here, and in your debugger, is that `forward`: the layer has no other body. For speed, the
+# training commands call `minibert.fast.accelerate(model)`, which swaps in a fused twin of the layer (q, k and
+# v from one Linear, then one fused op) with the same parameters and the same numbers.

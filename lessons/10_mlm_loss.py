@@ -16,7 +16,7 @@ import math
 import course
 import numpy as np
 
-from minibert import Tensor
+from minibert import Tensor, fast
 from minibert import functional as F
 from minibert.data import MaskingConfig, SpecialTokens, create_masked_lm_predictions
 from minibert.model import BertConfig, BertForPreTraining, causal_lm_loss, pretraining_loss
@@ -102,10 +102,12 @@ print(f"MLM loss with two padded slots: {padded_mlm.item():.6f} (without: {mlm.i
 # The MLM head reads the last layer's vectors at the chosen positions, the NSP head reads [CLS], and no
 # other token reads a last-layer output (there is no layer above). So the last layer can compute its
 # queries, attention, feed-forward and LayerNorms for those 1 + P rows only; every token still supplies
-# its key and value. Same loss, same gradients, less work: the `pretrain` command runs the model this way.
+# its key and value. Same loss, same gradients, less work: the `pretrain` command runs the model this way,
+# through the speed layer (`minibert.fast.accelerate(model, prune_last_layer=True)`; see minibert/fast).
 
 # %%
-pruned = model(masked.input_ids[None], masked_positions=positions, prune_last_layer=True)
+pruned_model = fast.accelerate(BertForPreTraining(config, seed=0).eval(), prune_last_layer=True)  # model's weights
+pruned = pruned_model(masked.input_ids[None], masked_positions=positions)
 _, pruned_mlm, _ = pretraining_loss(pruned, masked.labels[None], np.ones_like(positions, dtype=np.float32),
                                     np.array([0]))
 print(f"last layer on {pruned.sequence_output.shape[1]} of {seq_len} rows ([CLS] + {positions.shape[1]} "

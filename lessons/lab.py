@@ -18,7 +18,6 @@ from minibert.experiments import load_experiment
 from minibert.experiments.runner import run_experiment
 from minibert.experiments.summary import summarize_runs
 from minibert.experiments.table import format_table
-from minibert.train.run_setup import train_fast
 
 SEEDS = 3
 STORED = course.ROOT / "docs" / "figures"
@@ -27,7 +26,6 @@ STORED = course.ROOT / "docs" / "figures"
 def run_here(name, lesson):
     """Run experiment `name` (quick, or full with --full) with 3 seeds per arm; print and return its table."""
     os.chdir(course.ROOT)  # the experiments read data/synthetic, as the command does from the repository root
-    train_fast()  # the fused ops, as the command trains
     experiment, mode = load_experiment(name), "full" if course.FULL else "quick"
     arms, metrics = experiment.arms(mode), experiment.metrics(mode)
     course.title(f"{name}, {mode} mode, run here: {len(arms)} arms x {SEEDS} seeds")

@@ -5,16 +5,14 @@ its plain-NumPy reference, chosen by `minibert.set_backend`. The kernels work on
 them into the graph.
 """
 
-import math
-
 import numpy as np
 
 from minibert import kernels
-from minibert.autograd.tensor import Function, Tensor, is_grad_enabled
+from minibert.autograd.tensor import Function, Tensor
 from minibert.errors import ShapeError
 
 
-class Linear(Function):
+class LinearOp(Function):
     """y = x·Wᵀ + b as one op: the same numbers as `x @ weight.T + bias`, in fewer passes over memory.
 
     The leading axes of x are folded into rows, so one BLAS call does the whole batch; the bias is added in
@@ -54,44 +52,23 @@ def linear(x, weight, bias=None):
     if weight.shape[-1] != x.shape[-1]:
         raise ShapeError(f"linear: x has {x.shape[-1]} features (shape {x.shape}) but the weight "
                          f"{weight.shape} takes {weight.shape[-1]}")
-    return Linear.apply(x, weight) if bias is None else Linear.apply(x, weight, bias)
+    return LinearOp.apply(x, weight) if bias is None else LinearOp.apply(x, weight, bias)
 
 
-class GELU(Function):
+class GELUOp(Function):
     def forward(self, x, approximate="none"):
-        if not (is_grad_enabled() and self.needs_grad[0]):
-            return kernels.gelu_forward(x, approximate)
-        # y = x Φ(x) and dy/dx = Φ(x) + x φ(x) share Φ(x), the costly part: compute both now and keep the
-        # slope instead of x (the same memory), so the backward is one multiplication.
-        y, self.slope = kernels.gelu_with_slope(x, approximate)
-        return y
+        self.x, self.approximate = x, approximate
+        return kernels.gelu_forward(x, approximate)
 
     def backward(self, grad_output):
-        return grad_output * self.slope
+        # y = x Φ(x)  ->  dy/dx = Φ(x) + x φ(x) (or the tanh form's derivative), in the kernel
+        return kernels.gelu_backward(grad_output, self.x, self.approximate)
 
 
 def gelu(x, approximate="none"):
     """GELU(x) = x·Φ(x) (Hendrycks & Gimpel 2016), BERT's activation. "none" is the exact erf form of the paper
     and HF's `gelu`; "tanh" is the approximation Google's code later used (HF's `gelu_new`)."""
-    return GELU.apply(x, approximate=approximate)
-
-
-class BiasGELU(Function):
-    def forward(self, x, bias, approximate="none"):
-        if not (is_grad_enabled() and any(self.needs_grad)):
-            return kernels.bias_gelu_forward(x, bias, approximate)
-        y, self.slope = kernels.bias_gelu_with_slope(x, bias, approximate)  # as GELU: keep dy/dz, not x
-        return y
-
-    def backward(self, grad_output):
-        return kernels.bias_gelu_backward(grad_output, self.slope)  # (grad_x, grad_bias)
-
-
-def bias_gelu(x, bias, approximate="none"):
-    """gelu(x + bias) as one op: the feed-forward's first Linear without its bias add, then GELU (see
-    kernels/gelu.py `bias_gelu_with_slope`, which also checks the form and the bias's shape); the same numbers
-    as `gelu(x + bias)`, one pass fewer each way."""
-    return BiasGELU.apply(x, bias, approximate=approximate)
+    return GELUOp.apply(x, approximate=approximate)
 
 
 def additive_mask(mask, dtype):
@@ -104,7 +81,7 @@ def additive_mask(mask, dtype):
     return mask.astype(dtype, copy=False)
 
 
-def _check_mask(shape, mask):
+def check_mask(shape, mask):
     try:
         np.broadcast_shapes(np.shape(mask), shape)
     except ValueError:
@@ -112,7 +89,7 @@ def _check_mask(shape, mask):
                          f"{shape}") from None
 
 
-class Softmax(Function):
+class SoftmaxOp(Function):
     def forward(self, x, mask=None):
         self.y = kernels.softmax_forward(x, mask)
         return self.y
@@ -121,7 +98,7 @@ class Softmax(Function):
         return kernels.softmax_backward(grad_output, self.y)
 
 
-class LogSoftmax(Function):
+class LogSoftmaxOp(Function):
     def forward(self, x, mask=None):
         self.y = kernels.log_softmax_forward(x, mask)
         return self.y
@@ -132,7 +109,7 @@ class LogSoftmax(Function):
 
 def _softmax_op(op, x, axis, mask):
     if mask is not None:
-        _check_mask(x.shape, mask)
+        check_mask(x.shape, mask)
         mask = additive_mask(mask, x.dtype)
     if axis in (-1, x.ndim - 1):
         return op.apply(x, mask=mask)
@@ -151,73 +128,15 @@ def _swap_last(ndim, axis):
 def softmax(x, axis=-1, mask=None):
     """exp(x) / sum(exp(x)) along `axis`. `mask` is boolean (True = keep) or additive, broadcastable to x;
     masked entries get probability 0."""
-    return _softmax_op(Softmax, x, axis, mask)
+    return _softmax_op(SoftmaxOp, x, axis, mask)
 
 
 def log_softmax(x, axis=-1, mask=None):
     """log(softmax(x)), computed stably as x - logsumexp(x)."""
-    return _softmax_op(LogSoftmax, x, axis, mask)
+    return _softmax_op(LogSoftmaxOp, x, axis, mask)
 
 
-class SelfAttention(Function):
-    """softmax(q·kᵀ/√D + mask)·v with dropout on the weights, all heads at once, for q, k and v side by side in
-    one (B, S, 3H) array: what `MultiHeadSelfAttention.forward` computes with its plain ops, as one.
-
-    The heads are strided views of that array, (B, S, 3, A, D) -> (3, B, A, S, D), which BLAS reads as they
-    are. The context is written by BLAS straight into (B, S, A, D) order, so the heads stand side by side
-    without a copy; the backward writes q's, k's and v's gradients into one (B, S, 3H) array the same way.
-    """
-
-    def forward(self, qkv, num_heads, mask, p, rng):
-        batch, seq_len, width = qkv.shape
-        head_size = width // (3 * num_heads)
-        self.heads = qkv.reshape(batch, seq_len, 3, num_heads, head_size).transpose(2, 0, 3, 1, 4)
-        q, k, v = self.heads  # (B, A, S, D) each, views
-        self.scale = 1.0 / math.sqrt(head_size)
-        self.keep = 1.0 - p
-        self.seed = kernels.draw_seed(rng) if p > 0 else np.uint64(0)  # where dropout(probs) draws it
-        scores = kernels.matmul_forward(q, k.swapaxes(-1, -2))  # (B, A, S, S)
-        self.probs, self.dropped = kernels.attention_weights_forward(scores, mask, self.scale, self.seed, self.keep)
-        context = np.empty((batch, seq_len, num_heads, head_size), dtype=qkv.dtype)
-        kernels.matmul_forward(self.dropped, v, out=context.transpose(0, 2, 1, 3))  # (B, A, S, D) view
-        return context.reshape(batch, seq_len, num_heads * head_size), self.probs  # probs: a side array
-
-    def backward(self, grad_output):
-        q, k, v = self.heads
-        batch, num_heads, seq_len, head_size = q.shape
-        grad_context = grad_output.reshape(batch, seq_len, num_heads, head_size).transpose(0, 2, 1, 3)
-        grad_qkv = np.empty((batch, seq_len, 3, num_heads, head_size), dtype=grad_output.dtype)
-        grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views to write into
-        # context = dropped @ v  ->  grad_dropped = grad_context @ vᵀ,  grad_v = droppedᵀ @ grad_context
-        grad_dropped, _ = kernels.matmul_pair(grad_context, v.swapaxes(-1, -2), self.dropped.swapaxes(-1, -2),
-                                              grad_context, out2=grad_v)
-        grad_scores = kernels.attention_weights_backward(grad_dropped, self.probs, self.scale, self.seed, self.keep)
-        # scores = q @ kᵀ  ->  grad_q = grad_scores @ k,  grad_k = grad_scoresᵀ @ q
-        kernels.matmul_pair(grad_scores, k, grad_scores.swapaxes(-1, -2), q, out1=grad_q, out2=grad_k)
-        return grad_qkv.reshape(batch, seq_len, 3 * num_heads * head_size)
-
-
-def self_attention(qkv, num_heads, mask, p, training, rng=None):
-    """Multi-head self-attention from q, k and v side by side, qkv (B, S, 3H) (e.g. one Linear with the three
-    projections' weights stacked), as one op: returns the context (B, S, H), a Tensor, and the attention
-    weights (B, A, S, S) before dropout, an array (for attention maps; no gradient flows through them).
-
-    `mask`: boolean (True = may attend) or additive, broadcastable to (B, A, S, S). Dropout with probability
-    p on the weights while training, as BERT (Google modeling.py `attention_layer`). The same numbers as the
-    plain ops of `MultiHeadSelfAttention.forward` (up to rounding when 1/√D is not a power of two)."""
-    width = qkv.shape[-1]
-    if qkv.ndim != 3 or width % (3 * num_heads):
-        raise ShapeError(f"self_attention: qkv has shape {qkv.shape}; it must be (B, S, 3H) with H a multiple of "
-                         f"num_heads={num_heads}")
-    _check_dropout(p, training, rng)
-    batch, seq_len, _ = qkv.shape
-    if mask is not None:
-        _check_mask((batch, num_heads, seq_len, seq_len), mask)
-        mask = additive_mask(mask, qkv.dtype)
-    return SelfAttention.apply(qkv, num_heads=num_heads, mask=mask, p=p if training else 0.0, rng=rng)
-
-
-class LayerNorm(Function):
+class LayerNormOp(Function):
     def forward(self, x, weight, bias, eps=1e-12):
         if weight.shape != x.shape[-1:] or bias.shape != x.shape[-1:]:
             raise ShapeError(f"layer_norm: weight {weight.shape} and bias {bias.shape} must both be "
@@ -232,61 +151,39 @@ class LayerNorm(Function):
 
 def layer_norm(x, weight, bias, eps=1e-12):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last axis (Ba et al. 2016), fused in one kernel."""
-    return LayerNorm.apply(x, weight, bias, eps=eps)
+    return LayerNormOp.apply(x, weight, bias, eps=eps)
 
 
-class Dropout(Function):
+class DropoutOp(Function):
     def forward(self, x, p, rng):
-        # Inverted dropout: scale the kept values by 1/keep now, so eval mode needs no rescaling.
-        self.keep = 1.0 - p
-        y, self.kept = kernels.dropout_forward(x, kernels.draw_seed(rng), self.keep)
-        return y
+        # Inverted dropout: keep each element with probability 1 - p, and scale the kept ones by 1/(1 - p)
+        # now, so the expected output equals the input and eval mode needs no rescaling.
+        keep = rng.random(x.shape) >= p  # True with probability 1 - p
+        self.scale = keep / np.asarray(1.0 - p, dtype=x.dtype)  # 1/(1 - p) where kept, else 0
+        return x * self.scale
 
     def backward(self, grad_output):
-        # out = x * (1/keep or 0)  ->  d/dx = 1/keep for kept units, 0 for dropped ones
-        return kernels.dropout_backward(grad_output, self.kept, self.keep)
+        # y = x * scale  ->  dy/dx = scale: 1/(1 - p) for kept elements, 0 for dropped ones
+        return grad_output * self.scale
 
 
 def dropout(x, p, training, rng=None):
     """Zero each element with probability p while training (Srivastava et al. 2014); the identity in eval mode
     or when p = 0. Reproducible given a `numpy.random.Generator`."""
-    _check_dropout(p, training, rng)
+    check_dropout(p, training, rng)
     if not training or p == 0.0:
         return x
-    return Dropout.apply(x, p=p, rng=rng)
+    return DropoutOp.apply(x, p=p, rng=rng)
 
 
-def _check_dropout(p, training, rng):
+def check_dropout(p, training, rng):
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout probability p={p} must be in [0, 1)")
     if training and p > 0.0 and rng is None:
         raise ValueError("dropout in training mode needs rng=numpy.random.default_rng(seed), so runs are reproducible")
 
 
-class AddNorm(Function):
-    def forward(self, h, residual, weight, bias, eps, p, rng):
-        self.keep = 1.0 - p
-        self.seed = kernels.draw_seed(rng) if p > 0 else np.uint64(0)  # one draw, where dropout(h) makes it
-        y, self.s, self.mean, self.rstd = kernels.add_norm_forward(h, residual, self.seed, self.keep, weight, bias,
-                                                                   eps)
-        self.weight = weight
-        return y
-
-    def backward(self, grad_output):
-        # s = residual + dropout(h), y = LayerNorm(s): LayerNorm's backward gives grad_s, which is the residual's
-        # gradient; h's is grad_s scaled as dropout's backward does (the mask drawn again from the seed)
-        return kernels.add_norm_backward(grad_output, self.s, self.weight, self.mean, self.rstd, self.seed, self.keep)
-
-
-def dropout_add_layer_norm(h, residual, weight, bias, eps, p, training, rng=None):
-    """layer_norm(residual + dropout(h, p, training, rng), weight, bias, eps) as one op, "Add & Norm", the end
-    of every BERT sublayer: the same numbers (up to rounding, see kernels/add_norm.py) in one pass over memory
-    instead of three, and no dropout mask kept for the backward."""
-    _check_dropout(p, training, rng)
-    return AddNorm.apply(h, residual, weight, bias, eps=eps, p=p if training else 0.0, rng=rng)
-
-
-class Embedding(Function):
+class EmbeddingOp(Function):
     def forward(self, ids, weight):
         if not np.issubdtype(ids.dtype, np.integer):
             raise TypeError(f"embedding ids must be integers, got dtype {ids.dtype}")
@@ -307,10 +204,10 @@ class Embedding(Function):
 def embedding(ids, weight):
     """Look up one row of `weight` (V, H) per id: out[..., :] = weight[ids[...]]."""
     ids = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
-    return Embedding.apply(ids, weight)
+    return EmbeddingOp.apply(ids, weight)
 
 
-class CrossEntropy(Function):
+class CrossEntropyOp(Function):
     def forward(self, logits, targets, weights, denominator):
         rows = logits.reshape(-1, logits.shape[-1])  # (N, C)
         self.logits_shape = logits.shape
@@ -356,4 +253,4 @@ def cross_entropy(logits, targets, weights=None, ignore_index=None):
         weights = weights * valid
         # BERT's masked-LM loss (run_pretraining.py): the 1e-5 keeps a batch with no masked token finite.
         denominator = weights.sum() + 1e-5
-    return CrossEntropy.apply(logits, safe_targets, weights, denominator=denominator)
+    return CrossEntropyOp.apply(logits, safe_targets, weights, denominator=denominator)

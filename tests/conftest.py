@@ -25,14 +25,6 @@ def backend(request):
         yield request.param
 
 
-@pytest.fixture(autouse=True)
-def plain_ops_unless_switched():
-    """A test that switches the fused ops on (a training command run in-process) leaves them as it found them."""
-    from minibert.nn import fused_ops, use_fused_ops
-    with use_fused_ops(fused_ops()):
-        yield
-
-
 @pytest.fixture(scope="session")
 def small_corpus(tmp_path_factory):
     """The small synthetic corpus (helpers.make_small_corpus), built once per session."""

@@ -86,8 +86,8 @@ MUTANTS = (
            (("1.0 / math.sqrt(self.head_size)", "1.0 / self.head_size"),)),
     Mutant("attention_forward", "softmax over queries", "test_matches_attention_written_with_loops",
            (("F.softmax(scores, axis=-1", "F.softmax(scores, axis=-2"),)),
-    Mutant("attention_forward", "queries taken from x", "test_queries_from_some_tokens_only",
-           (("self.query(queries)", "self.query(x)"), ("= queries.shape", "= x.shape"))),
+    Mutant("attention_forward", "heads joined in the wrong order", "test_matches_attention_written_with_loops",
+           (("context.transpose(0, 2, 1, 3)", "context.transpose(0, 2, 3, 1)"),)),
     Mutant("attention_forward", "heads merged without a transpose", "test_matches_attention_written_with_loops",
            (("context.transpose(0, 2, 1, 3).reshape", "context.reshape"),)),
     # lesson 06: the first is issue 19's

@@ -16,7 +16,7 @@ import pytest
 STEPS = """
 import json, resource, sys
 import numpy as np
-from minibert.runtime.allocator import reuse_freed_memory
+from minibert.fast.allocator import reuse_freed_memory
 
 took = reuse_freed_memory() if sys.argv[1] == "reuse" else None
 

@@ -12,7 +12,6 @@ import signal
 import pytest
 from helpers import SMALL, Child, finished, make_small_corpus, minibert, quiet, small_options, step_losses
 
-from minibert.nn import use_fused_ops
 from minibert.train.checkpointing import load_checkpoint
 from minibert.train.presets import run_preset
 from minibert.train.pretrain import pretrain
@@ -91,8 +90,7 @@ def test_ctrl_c_saves_and_resume_continues_bit_exactly(corpus, tmp_path):
     assert code == 0, stderr
     config = run_preset("tiny", corpus=str(corpus), steps=30, log_every=1, eval_every=10,
                         checkpoint_every=1000, **SMALL)
-    with use_fused_ops():  # as the command trains
-        pretrain(config, tmp_path / "straight", data_dir=corpus.parent, **quiet())
+    pretrain(config, tmp_path / "straight", data_dir=corpus.parent, **quiet())
     assert step_losses(folder) == step_losses(tmp_path / "straight")
 
 

@@ -1,6 +1,6 @@
 """The multi-threaded path of every kernel that training runs in parallel, against its NumPy reference.
 
-`launch` (minibert/runtime/threads.py) runs a kernel on one thread below PARALLEL_MIN_ELEMENTS numbers and on
+`launch` (minibert/kernels/parallel.py) runs a kernel on one thread below PARALLEL_MIN_ELEMENTS numbers and on
 every Numba thread from there on; the other kernel tests use small arrays, so they only see the one-thread
 path. Here each kernel gets float32 arrays (training's dtype) just above the threshold, forward and
 backward, fused kernels included. Each threaded result must match the NumPy reference within float32's
@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from helpers import assert_matches
 
-from minibert.kernels import add_norm, attention_weights, cross_entropy, dropout, gelu, layernorm, softmax
-from minibert.runtime.threads import PARALLEL_MIN_ELEMENTS, launch
+from minibert.fast.kernels import add_norm, attention_weights, bias_gelu
+from minibert.fast.kernels import seeded_dropout as dropout
+from minibert.kernels import cross_entropy, gelu, layernorm, softmax
+from minibert.kernels.parallel import PARALLEL_MIN_ELEMENTS, launch
 
 DTYPE = np.float32
 ROWS, COLS = 2 * 4 * 65, 128  # (B·A·S or B·S, H): 66,560 numbers, just above the threshold
@@ -74,16 +76,15 @@ def test_softmax_forward_and_backward(log):
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_and_bias_gelu_forward_and_backward(approximate):
-    """GELU, GELU with its slope, bias + GELU (the feed-forward's fused op), and their backwards (atol per
+    """GELU, bias + GELU (the speed layer's fused op for the feed-forward), and their backwards (atol per
     unit of the largest |x|, as test_kernels.py's GELU tests)."""
     x, grad_y = arrays(2, seed=2, scale=3.0)
     bias = np.random.default_rng(3).standard_normal(COLS).astype(DTYPE)
     scale = float(np.max(np.abs(x)) + np.max(np.abs(bias)))
     check_threaded(gelu, "gelu_forward", (x, approximate), scale)
     check_threaded(gelu, "gelu_backward", (grad_y, x, approximate), scale * float(np.max(np.abs(grad_y))))
-    check_threaded(gelu, "gelu_with_slope", (x, approximate), scale)
-    _, slope = check_threaded(gelu, "bias_gelu_with_slope", (x, bias, approximate), scale)
-    check_threaded(gelu, "bias_gelu_backward", (grad_y, slope), scale=ROWS * float(np.max(np.abs(grad_y * slope))))
+    _, slope = check_threaded(bias_gelu, "bias_gelu_with_slope", (x, bias, approximate), scale)
+    check_threaded(bias_gelu, "bias_gelu_backward", (grad_y, slope), scale=ROWS * float(np.max(np.abs(grad_y * slope))))
 
 
 def test_layer_norm_forward_and_backward():

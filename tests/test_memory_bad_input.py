@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+from minibert.fast import accelerate
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
 from minibert.model.memory import (
     MemoryWarning,
@@ -16,7 +17,6 @@ from minibert.model.memory import (
     count_parameters,
     estimate_step_memory,
 )
-from minibert.nn import use_fused_ops
 from minibert.optim import bert_optimizer, clip_grad_norm
 
 GB = 10**9
@@ -39,7 +39,7 @@ def _train_steps(config, batch_size, seq_len, predictions, steps, on_step=lambda
     positions = np.sort(rng.integers(1, seq_len, (batch_size, predictions)), axis=1)
     targets = rng.integers(5, config.vocab_size, (batch_size, predictions))
     labels = rng.integers(0, 2, batch_size)
-    model = BertForPreTraining(config)
+    model = accelerate(BertForPreTraining(config))  # as the training commands run it
     optimizer = bert_optimizer(model.named_parameters(), lr=1e-4)
     for _ in range(steps):
         on_step()
@@ -53,16 +53,15 @@ def _train_steps(config, batch_size, seq_len, predictions, steps, on_step=lambda
 
 def _measured_step_peak(config, batch_size, seq_len, predictions):
     """tracemalloc's peak over one whole training step (the second one: Adam's state exists by then),
-    counting the model and optimizer, which are built inside the traced span; with the fused ops on, as
-    the training commands run (and the estimate counts)."""
-    with use_fused_ops():
-        _train_steps(config, 1, 8, 1, steps=1)  # load the kernels first: Numba's compiler state is not the step's
-        tracemalloc.start()
-        try:
-            _train_steps(config, batch_size, seq_len, predictions, steps=2, on_step=tracemalloc.reset_peak)
-            return tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    counting the model and optimizer, which are built inside the traced span; accelerated, as the training
+    commands run it (and the estimate counts)."""
+    _train_steps(config, 1, 8, 1, steps=1)  # load the kernels first: Numba's compiler state is not the step's
+    tracemalloc.start()
+    try:
+        _train_steps(config, batch_size, seq_len, predictions, steps=2, on_step=tracemalloc.reset_peak)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 @pytest.mark.parametrize("overrides, sizes", [

@@ -24,7 +24,6 @@ from minibert.model import (
     mask_matrix,
     pretraining_loss,
 )
-from minibert.nn import use_fused_ops
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 
@@ -184,38 +183,6 @@ def test_masked_positions_equal_the_full_logits_gathered():
                                atol=1e-12)
 
 
-@pytest.mark.parametrize("fused", [False, True])
-@pytest.mark.parametrize("attention", ["bidirectional", "causal"])
-def test_pruning_the_last_layer_changes_no_number(backend, fused, attention):
-    """prune_last_layer runs the last layer on [CLS] and the masked positions only: the same logits, the same
-    loss and the same gradient for every parameter as the full model (float64, up to rounding), on a padded
-    batch with a repeated position and a zero-weight slot; sequence_output then holds those 1 + P rows."""
-    config = small_config(attention=attention, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    model = randomize(BertForPreTraining(config).to(np.float64)).train()
-    ids, types, mask = padded_batch()
-    positions = np.array([[2, 3, 6, 3], [1, 4, 0, 0], [1, 0, 0, 0]])
-    labels = np.array([[4, 7, 1, 7], [9, 2, 0, 0], [12, 0, 0, 0]])
-    weights = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
-    results = []
-    with use_fused_ops(fused):
-        for prune in (False, True):
-            output = model(ids, types, mask, masked_positions=positions, prune_last_layer=prune)
-            loss = pretraining_loss(output, labels, weights, np.array([0, 1, 1]))[0]
-            loss.backward()
-            results.append((output, loss.item(), {name: p.grad.copy() for name, p in model.named_parameters()}))
-            model.zero_grad()
-    (full, full_loss, full_grads), (pruned, pruned_loss, pruned_grads) = results
-    assert pruned.sequence_output.shape == (3, 5, 12)
-    rows = np.concatenate([np.zeros((3, 1), dtype=int), positions], axis=1)
-    np.testing.assert_allclose(pruned.sequence_output.data,
-                               np.take_along_axis(full.sequence_output.data, rows[..., None], axis=1), atol=1e-12)
-    np.testing.assert_allclose(pruned.mlm_logits.data, full.mlm_logits.data, atol=1e-12)
-    np.testing.assert_allclose(pruned.nsp_logits.data, full.nsp_logits.data, atol=1e-12)
-    assert pruned_loss == pytest.approx(full_loss, abs=1e-12)
-    for name, grad in full_grads.items():
-        np.testing.assert_allclose(pruned_grads[name], grad, atol=1e-12, err_msg=name)
-
-
 def test_eval_is_deterministic_and_training_dropout_is_seeded():
     """Eval: the same output every call. Training: dropout changes outputs between calls, but two models
     built with the same seed draw the same masks."""
@@ -316,9 +283,6 @@ def test_padding_never_changes_real_tokens(attention, seed):
     (lambda m: m([[1, 2]], masked_positions=[[-1]]), "masked_positions"),
     (lambda m: m([[1, 2], [3, 4]], masked_positions=[[0]]), "masked_positions must be"),
     (lambda m: m([[1, 2]], attention="sideways"), "sideways"),
-    (lambda m: m([[1, 2]], prune_last_layer=True), "needs masked_positions"),
-    (lambda m: m.bert.encode(np.array([[1, 2]]), np.zeros((1, 2), int), np.ones((1, 2), int),
-                             last_layer_rows=np.array([[1, 0]])), "start each row with position 0"),
 ])
 def test_bad_input_gets_a_clear_error(call, message):
     model = BertForPreTraining(small_config())
@@ -328,11 +292,11 @@ def test_bad_input_gets_a_clear_error(call, message):
 
 # ----- the whole gradient -----
 
-@pytest.mark.parametrize("attention, prune", [("bidirectional", False), ("causal", False), ("bidirectional", True)])
-def test_whole_pretraining_loss_gradcheck(backend, attention, prune):
+@pytest.mark.parametrize("attention", ["bidirectional", "causal"])
+def test_whole_pretraining_loss_gradcheck(backend, attention):
     """d(MLM + NSP loss)/d(every parameter tensor) against finite differences, in float64, in training mode
     (dropout on, its random draws replayed for every evaluation), on a padded batch with a zero-weight
-    masked slot, on both backends; also with the last layer pruned, as the pretraining loop runs it. Large
+    masked slot, on both backends (tests/test_fast.py checks the accelerated model the same way). Large
     tensors are sampled (25 entries each); no tensor is skipped."""
     config = small_config(vocab_size=13, hidden_size=8, num_attention_heads=2, intermediate_size=6,
                           max_position_embeddings=6, attention=attention)
@@ -345,7 +309,7 @@ def test_whole_pretraining_loss_gradcheck(backend, attention, prune):
 
     def loss(*_):
         model.rng.bit_generator.state = dropout_state  # the same dropout masks at every evaluation
-        output = model(ids, types, mask, masked_positions=positions, prune_last_layer=prune)
+        output = model(ids, types, mask, masked_positions=positions)
         return pretraining_loss(output, labels, weights, np.array([0, 1, 1]))[0]
 
     assert len(params) == 4 * config.num_hidden_layers * 4 + 14

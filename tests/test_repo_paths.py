@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE_FOLDERS = "kernels|autograd|nn|model|io|tokenizer|data|optim|train|finetune|viz|cli|exercises|runtime"
+PACKAGE_FOLDERS = "kernels|autograd|nn|model|io|tokenizer|data|optim|train|finetune|viz|cli|exercises|fast"
 # A path: a known top folder, then folders and a file name with an extension, not inside a longer word or path.
 PATH = re.compile(rf"(?<![\w./-])((?:docs|minibert|bench|lessons|tests|data|{PACKAGE_FOLDERS})/[\w./-]*\.[a-z]+)\b")
 # Built on the user's machine, not committed: corpora and their shards, lesson pictures, training runs,

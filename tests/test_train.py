@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
+from minibert.fast import process_plan
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
 from minibert.model import BertConfig, BertForPreTraining
-from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
@@ -59,7 +59,7 @@ def test_tiny_model_overfits_a_handful_of_sequences(small_corpus):
     model = run_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
     optimizer = run_setup.build_optimizer(model, config)
     scheduler = run_setup.build_scheduler(optimizer, config, config.steps)
-    with training_threads(1):
+    with process_plan(1):
         results = [train_step(model, model.parameters(), optimizer, scheduler, batch, config)
                    for _ in range(100)]
     assert results[0].loss > 5.0  # about ln(vocab) + ln(2) at the start

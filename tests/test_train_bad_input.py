@@ -33,7 +33,6 @@ from minibert.data.corpora.synthetic import corpus_documents
 from minibert.errors import CheckpointError, MinibertError
 from minibert.io import load_arrays, save_arrays
 from minibert.model.memory import OutOfMemoryError
-from minibert.nn import use_fused_ops
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.checkpointing import load_checkpoint, restore
@@ -68,21 +67,12 @@ def quiet():
     return {"progress": ProgressLine(io.StringIO(), live=False), "log": lambda _: None}
 
 
-@pytest.fixture(autouse=True)
-def train_as_the_command_does():
-    """The runs in child processes are the `pretrain` command, which trains with the fused ops; the runs
-    they are compared with here, bit for bit, must too (fused and plain agree only to rounding)."""
-    with use_fused_ops():
-        yield
-
-
 @pytest.fixture(scope="module")
 def reference_losses(corpus, tmp_path_factory):
     """The losses of the run the interrupted ones must reproduce, trained without interruption (in this
-    process, with the fused ops as the command): STEPS steps."""
+    process, as the command trains): STEPS steps."""
     run_dir = tmp_path_factory.mktemp("reference") / "run"
-    with use_fused_ops():
-        pretrain(config(corpus, steps=STEPS), run_dir, data_dir=corpus.parent, show_examples=False, **quiet())
+    pretrain(config(corpus, steps=STEPS), run_dir, data_dir=corpus.parent, show_examples=False, **quiet())
     return step_losses(run_dir)
 
 

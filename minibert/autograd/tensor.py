@@ -8,7 +8,7 @@ the leaves' `.grad`. This is micrograd's idea with arrays instead of scalars.
 """
 
 # micrograd's idea: a node keeps its inputs, a local rule gives their gradients, a topological walk applies
-# the rules. The ops themselves live in `ops_math.py` and `ops_shape.py`; the neural-network ops (softmax,
+# the rules. The ops themselves live in `ops.py` and `ops.py`; the neural-network ops (softmax,
 # GELU, LayerNorm, ...) in `minibert/functional.py`.
 
 import contextlib
@@ -20,23 +20,6 @@ from minibert.errors import MinibertError, ShapeError
 # Set to False inside `no_grad()`: ops then record nothing, so inference and finite differences cost no
 # graph memory.
 _grad_enabled = True
-
-
-def call_op(method, *args, **options):
-    """How the engine calls every op's forward and backward: directly. A tool may wrap the calls
-    (`set_op_call`; runtime/profile.py times them) without the engine knowing what it does."""
-    return method(*args, **options)
-
-
-_call_op = call_op
-
-
-def set_op_call(wrapper):
-    """From now on, call every op's forward and backward as `wrapper(method, *args, **options)` (None: as
-    `call_op`, directly). Returns the wrapper before, to put it back."""
-    global _call_op
-    previous, _call_op = _call_op, (call_op if wrapper is None else wrapper)
-    return previous
 
 
 class no_grad(contextlib.ContextDecorator):
@@ -129,48 +112,48 @@ class Tensor:
     def zero_grad(self):
         self.grad = None
 
-    # ----- ops, with NumPy's names; each is a Function in ops_math.py or ops_shape.py -----
+    # ----- ops, with NumPy's names; each is a Function in ops.py or ops.py -----
     def __add__(self, other):
-        return ops_math.Add.apply(self, other)
+        return ops.Add.apply(self, other)
 
     def __radd__(self, other):
-        return ops_math.Add.apply(other, self)
+        return ops.Add.apply(other, self)
 
     def __sub__(self, other):
-        return ops_math.Sub.apply(self, other)
+        return ops.Sub.apply(self, other)
 
     def __rsub__(self, other):
-        return ops_math.Sub.apply(other, self)
+        return ops.Sub.apply(other, self)
 
     def __mul__(self, other):
-        return ops_math.Mul.apply(self, other)
+        return ops.Mul.apply(self, other)
 
     def __rmul__(self, other):
-        return ops_math.Mul.apply(other, self)
+        return ops.Mul.apply(other, self)
 
     def __truediv__(self, other):
-        return ops_math.Div.apply(self, other)
+        return ops.Div.apply(self, other)
 
     def __rtruediv__(self, other):
-        return ops_math.Div.apply(other, self)
+        return ops.Div.apply(other, self)
 
     def __neg__(self):
-        return ops_math.Neg.apply(self)
+        return ops.Neg.apply(self)
 
     def __pow__(self, exponent):
         if not isinstance(exponent, (int, float)):
             raise TypeError(f"** takes a Python number as exponent, got {type(exponent).__name__}; "
                             "for a tensor exponent write (x.log() * y).exp()")
-        return ops_math.Pow.apply(self, exponent=exponent)
+        return ops.Pow.apply(self, exponent=exponent)
 
     def __matmul__(self, other):
-        return ops_math.MatMul.apply(self, other)
+        return ops.MatMul.apply(self, other)
 
     def __rmatmul__(self, other):
-        return ops_math.MatMul.apply(other, self)
+        return ops.MatMul.apply(other, self)
 
     def sum(self, axis=None, keepdims=False):
-        return ops_math.Sum.apply(self, axis=axis, keepdims=keepdims)
+        return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
     def mean(self, axis=None, keepdims=False):
         axes = range(self.ndim) if axis is None else np.atleast_1d(axis)
@@ -178,29 +161,29 @@ class Tensor:
         return self.sum(axis=axis, keepdims=keepdims) * (1.0 / count)
 
     def exp(self):
-        return ops_math.Exp.apply(self)
+        return ops.Exp.apply(self)
 
     def log(self):
-        return ops_math.Log.apply(self)
+        return ops.Log.apply(self)
 
     def tanh(self):
-        return ops_math.Tanh.apply(self)
+        return ops.Tanh.apply(self)
 
     def sqrt(self):
-        return ops_math.Sqrt.apply(self)
+        return ops.Sqrt.apply(self)
 
     def relu(self):
-        return ops_math.Relu.apply(self)
+        return ops.Relu.apply(self)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return ops_shape.Reshape.apply(self, shape=shape)
+        return ops.Reshape.apply(self, shape=shape)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return ops_shape.Transpose.apply(self, axes=axes or None)
+        return ops.Transpose.apply(self, axes=axes or None)
 
     permute = transpose
 
@@ -209,7 +192,7 @@ class Tensor:
         return self.transpose()
 
     def __getitem__(self, index):
-        return ops_shape.GetItem.apply(self, index=index)
+        return ops.GetItem.apply(self, index=index)
 
     # ----- reverse mode -----
     def backward(self, grad=None, retain_graph=False):
@@ -247,7 +230,7 @@ class Tensor:
                                     "A graph is freed after backward() to save memory; call "
                                     "backward(retain_graph=True) the first time if you need to go back twice, or "
                                     "recompute the forward pass")
-            input_grads = _call_op(function.backward, grad_output)
+            input_grads = function.backward(grad_output)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
             for tensor, input_grad in zip(function.inputs, input_grads, strict=True):
@@ -300,7 +283,7 @@ class Function:
         function = cls()
         function.needs_grad = tuple(t.requires_grad for t in tensors)
         arrays = tuple(t.data for t in tensors)
-        output = _call_op(function.forward, *arrays, **options)
+        output = function.forward(*arrays, **options)
         side = ()
         if isinstance(output, tuple):  # (output, side arrays): the side arrays come back as they are
             output, *side = output
@@ -350,6 +333,6 @@ def unbroadcast(grad, shape):
     # END EXERCISE
 
 
-# The op modules import Tensor and Function from here, so they are bound only now that both exist; methods
+# The op module imports Tensor and Function from here, so they are bound only now that both exist; methods
 # below look the ops up at call time.
-from minibert.autograd import ops_math, ops_shape  # noqa: E402
+from minibert.autograd import ops  # noqa: E402

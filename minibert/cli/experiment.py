@@ -53,7 +53,6 @@ def run(args):
     from minibert.experiments.runner import run_experiment
     from minibert.experiments.summary import summarize_runs
     from minibert.experiments.table import format_table
-    from minibert.train.run_setup import train_fast
 
     experiment = load_experiment(args.name)
     out = Path(args.out or Path("runs", "experiments", f"{args.name}-{args.mode}"))
@@ -63,7 +62,6 @@ def run(args):
               "little about the noise, and a difference between arms may be luck", file=sys.stderr)
     print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
           f"{len(arms) * args.seeds} runs, saved in {out}")
-    train_fast()  # the fused ops, as the pretrain and finetune commands train
     records = run_experiment(experiment, args.mode, args.seeds, out)
     record = results_record(experiment, args.mode, records, command_line(args))
     metrics = experiment.metrics(args.mode)

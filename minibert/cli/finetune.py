@@ -51,6 +51,8 @@ def add_arguments(parser):
     parser.add_argument("--overwrite", action="store_true",
                         help="replace what --out holds (an earlier fine-tuned model); without it, it must be new")
     parser.add_argument("--seed", type=seed(), default=0, help="seed of the head, dropout and example order")
+    parser.add_argument("--plain", action="store_true",
+                        help="train the core's plain layers, without the speed layer (minibert/fast): slower")
 
 
 def run(args):
@@ -58,9 +60,6 @@ def run(args):
     from minibert.finetune.loop import FineTuneConfig
     from minibert.finetune.run import run_finetuning
     from minibert.finetune.tasks import task_kind
-    from minibert.train.run_setup import train_fast
-
-    print(train_fast())
     kind = task_kind(args.task)
     options = {}
     if args.max_seq_length is not None:
@@ -72,7 +71,7 @@ def run(args):
             raise ConfigError(f"--regression is for classification tasks (glue-tsv), not {args.task}")
         options["regression"] = True
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
-                              warmup_proportion=args.warmup, seed=args.seed)
+                              warmup_proportion=args.warmup, seed=args.seed, plain=args.plain)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
                                      args.random_init, options, overwrite=args.overwrite)
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())

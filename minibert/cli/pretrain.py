@@ -95,6 +95,8 @@ def add_arguments(parser):
     parser.add_argument("--no-short-phase-nsp", dest="short_phase_nsp", action="store_const", const=False,
                         default=None, help="next-sentence prediction on the full-length steps only, not the "
                                            "short ones (docs/learning.md)")
+    parser.add_argument("--plain", dest="plain", action="store_const", const=True, default=None,
+                        help="train the core's plain layers, without the speed layer (minibert/fast): slower")
     parser.add_argument("--no-examples", dest="show_examples", action="store_false",
                         help="do not show the model filling masks at the end")
 
@@ -103,9 +105,8 @@ def run(args):
     from minibert.train.presets import run_preset
     from minibert.train.pretrain import pretrain
     from minibert.train.progress import ProgressLine
-    from minibert.train.run_setup import train_fast
 
-    fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp", "short_phase_nsp"]
+    fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp", "short_phase_nsp", "plain"]
     given = {field: getattr(args, field) for field in fields if getattr(args, field) is not None}
     preset = args.preset or "mini"
     corpus = given.get("corpus") or run_preset(preset).corpus
@@ -113,12 +114,8 @@ def run(args):
     progress = ProgressLine()
     start = time.perf_counter()
 
-    untold = [train_fast()]  # said before the run's first message, so that bad input still gets one line
-
     def log(message):
-        for line in [*untold, message]:
-            progress.message(f"[{time.perf_counter() - start:6.1f}s] {line}")
-        untold.clear()
+        progress.message(f"[{time.perf_counter() - start:6.1f}s] {message}")
 
     if args.resume:
         result = pretrain(None, out_dir, resume=True, overrides=given, data_dir=args.data_dir,

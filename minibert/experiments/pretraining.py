@@ -14,7 +14,7 @@ from itertools import islice
 import numpy as np
 
 from minibert.data.problems import DataWarning
-from minibert.runtime.threads import training_threads
+from minibert.fast import accelerate, process_plan
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.evaluate import evaluate
@@ -38,7 +38,10 @@ def open_run(config, data_dir):
         shard_dir, vocab_path, _ = run_setup.prepare_data(config, data_dir, log=lambda _: None)
     tokenizer = BertTokenizer(vocab_path)
     train_batches, eval_batches = run_setup.open_batches(shard_dir, config)
-    return tokenizer, train_batches, eval_batches, run_setup.build_model(config, tokenizer.vocab_size)
+    model = run_setup.build_model(config, tokenizer.vocab_size)
+    if not config.plain:
+        accelerate(model, prune_last_layer=True)  # as the pretrain command trains (minibert/fast)
+    return tokenizer, train_batches, eval_batches, model
 
 
 def pretrain_in_memory(config, data_dir, transform=None, steps=None):
@@ -51,7 +54,7 @@ def pretrain_in_memory(config, data_dir, transform=None, steps=None):
     optimizer = run_setup.build_optimizer(model, config)
     scheduler = run_setup.build_scheduler(optimizer, config, steps)
     parameters = model.parameters()
-    with training_threads(config.threads):
+    with process_plan(config.threads):
         for _, _, batch in islice(batch_stream(train_batches, 0, 0), steps):
             train_step(model, parameters, optimizer, scheduler, transform(batch) if transform else batch, config)
     return Pretrained(model.eval(), tokenizer, eval_batches, steps)

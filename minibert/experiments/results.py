@@ -8,9 +8,9 @@ run's values and seconds, and the summary (mean, sample standard deviation, min,
 import time
 from pathlib import Path
 
+from minibert.cpu import describe_cpu
 from minibert.experiments.runner import write_record
 from minibert.experiments.summary import summarize_runs
-from minibert.runtime.cpu import describe_cpu
 from minibert.viz.svg import dot_plot_svg, save_svg
 
 RESULTS_FILE = "results.json"

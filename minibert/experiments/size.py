@@ -14,7 +14,7 @@ from minibert.experiments.downstream import load_task, tagging_feature_f1
 from minibert.experiments.pretraining import held_out_mlm_accuracy, open_run, pretrain_in_memory
 from minibert.experiments.runner import Experiment
 from minibert.experiments.setup import base_settings, data_dir, eval_batches, run_config
-from minibert.runtime.threads import training_threads
+from minibert.fast import process_plan
 from minibert.train import run_setup
 from minibert.train.presets import RUN_PRESETS
 
@@ -39,7 +39,7 @@ def steps_in(config, settings, seconds):
     """How many steps of `config` fit in `seconds` here: a step is a measured pass and about 15% more
     (clipping, the optimizer, the next batch), as the pretrain command plans."""
     _, train_batches, _, model = open_run(config, data_dir(settings))
-    with training_threads(config.threads):
+    with process_plan(config.threads):
         pass_seconds = run_setup.measure_pass_seconds(model, next(train_batches.epoch(0)), config.use_nsp)
     return max(1, int(seconds / (pass_seconds * 1.15)))
 

@@ -28,12 +28,12 @@ from functools import partial
 import numpy as np
 
 from minibert.errors import ConfigError
+from minibert.fast import accelerate, process_plan
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
-from minibert.runtime.threads import training_threads
 from minibert.train.logs import LOG_FILE, RunLog
 from minibert.train.pretrain import TrainingDiverged, checked_update
 from minibert.train.progress import ProgressLine, format_duration
@@ -48,7 +48,8 @@ class FineTuneConfig:
     max_grad_norm: float = 1.0
     seed: int = 0  # order of the training examples (the model's own seed draws the head and dropout)
     eval_batch_size: int = 64
-    threads: int | None = None  # cores for matmuls and kernels (None: all), as in pretraining (runtime/threads.py)
+    threads: int | None = None  # cores for matmuls and kernels (None: all), as in pretraining (fast/process.py)
+    plain: bool = False  # True: the core's plain layers alone, without the speed layer (minibert/fast)
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):
@@ -107,7 +108,10 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
     log go (nothing is written when None). record: extra facts for finetune.json (task name, source).
     """
     settings = settings or FineTuneConfig()
-    with training_threads(settings.threads):
+    if settings.plain:
+        return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
+    accelerate(model)  # fused layers: the same numbers in fewer passes over memory (minibert/fast)
+    with process_plan(settings.threads):
         return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
 
 

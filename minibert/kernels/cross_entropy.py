@@ -20,8 +20,8 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import DtypeError, float_array, like, nonempty_last_axis
 from minibert.kernels.backend import choose
+from minibert.kernels.parallel import launch
 from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector_max
-from minibert.runtime.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references (vectorised NumPy)

@@ -19,8 +19,8 @@ from numba import njit, prange
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.backend import choose
+from minibert.kernels.parallel import launch
 from minibert.kernels.simd import VECTOR_SUMS
-from minibert.runtime.threads import launch
 
 # The backward sums grad_weight and grad_bias over rows. Each of a fixed number of row chunks keeps its own
 # float64 partial sums (no two threads write the same memory), then the partials are added. The count does

@@ -5,7 +5,7 @@ The caller (the autograd `@`) broadcasts batch axes itself. Legend: M rows of a,
 of b. Under both backends the product is NumPy's `a @ b`, which calls BLAS (OpenBLAS here), hand-tuned
 assembly that no loop of ours beat (lessons/blocked_matmul.py is the loop kernel lesson 04 times against it).
 During training BLAS runs on one thread, and `matmul_blas` cuts each large product into as many parts as
-there are threads and computes them at once, one on each (see `training_threads` in threads.py for why).
+there are threads and computes them at once, one on each (see minibert/fast/process.py for why).
 """
 
 import functools
@@ -14,7 +14,7 @@ import numpy as np
 
 from minibert.errors import ShapeError
 from minibert.kernels.arrays import DtypeError, float_array
-from minibert.runtime.threads import matmul_parts, run_together
+from minibert.kernels.parallel import matmul_parts, run_together
 
 # Products with less work than this (M * K * N, times the batch) are not cut in parts: handing a part to
 # another thread costs some tens of microseconds, what BLAS needs for about 4 million multiply-adds.
@@ -38,7 +38,7 @@ def matmul_backward_numpy(grad_c, a, b):
 
 def matmul_blas(a, b, out=None):
     """a @ b by BLAS (into `out` if given: any array of c's shape, strided views included). While
-    `training_threads` shares a product among P threads, a large one is cut into P parts: blocks of the batch
+    the process plan shares a product among P threads, a large one is cut into P parts: blocks of the batch
     when there is one, else of a's rows (or of b's columns when b has more), each part written into its own
     slice of c. NumPy lets go of Python's lock inside BLAS, so the parts really run at the same time."""
     parts = matmul_parts()
@@ -51,7 +51,7 @@ def matmul_blas(a, b, out=None):
 
 def matmul_pair_blas(a1, b1, a2, b2, out1=None, out2=None):
     """(a1 @ b1, a2 @ b2) by BLAS: the two products of a backward pass (grad_a and grad_b), which cost the
-    same. While `training_threads` shares the cores, each product goes whole to half of the threads, and both
+    same. While the process plan shares the cores, each product goes whole to half of the threads, and both
     run at once, rather than one after the other, each cut in P parts. Larger parts run faster in BLAS, and
     the incoming gradient both products read is fetched from memory once. `out1`, `out2`: where to write the
     products, as in matmul_blas."""

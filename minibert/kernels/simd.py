@@ -73,7 +73,8 @@ _C2, _C3, _C4, _C5, _C6, _C7 = (np.float32(1 / math.factorial(k)) for k in range
 def fast_exp_single(x, tail=_ZERO):
     """exp(x + tail) of float32 numbers, in float32 arithmetic (see above). `tail`, a small correction
     (|tail| < 0.05) kept apart because x + tail would round, joins the reduced argument r, where it loses
-    nothing: how GELU takes exp(-x²/2) with x² split into two exact parts (erf.py)."""
+    nothing: how the float32 GELU takes exp(-x²/2) with x² split into two exact parts
+    (fast/kernels/normal_cdf_single.py)."""
     clamped = min(max(x, EXP_MIN_SINGLE), EXP_MAX_SINGLE)
     n = np.float32(math.floor(clamped * LOG2_E_SINGLE + _HALF))
     r = ((clamped - n * LN2_HI_SINGLE) - n * LN2_LO_SINGLE) + tail

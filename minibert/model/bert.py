@@ -21,7 +21,6 @@ import numpy as np
 
 from minibert import functional as F
 from minibert.autograd import Tensor
-from minibert.errors import ShapeError
 from minibert.model.inputs import check_batch
 from minibert.model.masks import build_attention_mask
 from minibert.model.savable import SavableModel
@@ -86,17 +85,10 @@ class AttentionSublayer(Module):
         self.output = SublayerOutput(config.hidden_size, config.hidden_size, config.hidden_dropout_prob,
                                      config.layer_norm_eps, rng, std)
 
-    def forward(self, x, mask, rows=None):
-        """x (B, S, H) -> (B, S, H); with `rows` (B, R), the outputs at those positions only, (B, R, H)."""
-        if rows is None:
-            context, probs = self.self(x, mask)  # (B, S, H), (B, A, S, S)
-            return self.output(context, residual=x), probs
-        # Only the tokens at `rows` ask (their queries); every token still answers (its key and value).
-        queries = gather_positions(x, rows)  # (B, R, H)
-        if mask is not None and mask.shape[2] > 1:  # a causal mask has a row per query: keep the askers' rows
-            mask = np.take_along_axis(mask, rows[:, None, :, None], axis=2)  # (B, 1, S, S) -> (B, 1, R, S)
-        context, probs = self.self(x, mask, queries)  # (B, R, H), (B, A, R, S)
-        return self.output(context, residual=queries), probs
+    def forward(self, x, mask):
+        """x (B, S, H) -> (LayerNorm(x + Dropout(Dense(attention(x)))) (B, S, H), probabilities (B, A, S, S))."""
+        context, probs = self.self(x, mask)  # (B, S, H), (B, A, S, S)
+        return self.output(context, residual=x), probs
 
 
 class EncoderLayer(Module):
@@ -114,8 +106,8 @@ class EncoderLayer(Module):
         self.output = SublayerOutput(config.intermediate_size, config.hidden_size, config.hidden_dropout_prob,
                                      config.layer_norm_eps, rng, std)
 
-    def forward(self, x, mask, rows=None):
-        x, probs = self.attention(x, mask, rows)  # (B, S, H), or (B, R, H) for the positions in `rows`
+    def forward(self, x, mask):
+        x, probs = self.attention(x, mask)  # (B, S, H)
         x = self.output(self.intermediate(x), residual=x)  # (B, S, H) -> (B, S, I) -> (B, S, H)
         return x, probs
 
@@ -127,14 +119,12 @@ class Encoder(Module):
         super().__init__()
         self.layer = ModuleList([EncoderLayer(config, rng) for _ in range(config.num_hidden_layers)])
 
-    def forward(self, x, mask, output_attentions=False, last_layer_rows=None):
+    def forward(self, x, mask, output_attentions=False):
         """Returns (the last layer's output (B, S, H), a list of each layer's (B, A, S, S) probabilities or
-        None). With `last_layer_rows` (B, R), the last layer computes the outputs at those positions only,
-        (B, R, H): see `BertModel.encode`."""
+        None)."""
         attentions = [] if output_attentions else None
-        last = len(self.layer) - 1
-        for index, layer in enumerate(self.layer):
-            x, probs = layer(x, mask, last_layer_rows if index == last else None)
+        for layer in self.layer:
+            x, probs = layer(x, mask)
             if output_attentions:
                 attentions.append(probs.data)
         return x, attentions
@@ -179,19 +169,10 @@ class BertModel(SavableModel):
         return self.encode(*check_batch(self.config, input_ids, token_type_ids, attention_mask),
                            output_attentions, attention)
 
-    def encode(self, input_ids, token_type_ids, attention_mask, output_attentions=False, attention=None,
-               last_layer_rows=None):
-        """`forward` on a batch already checked by `check_batch` (models with heads check it themselves).
-
-        last_layer_rows (B, R): positions, the first of each row 0 ([CLS], which the pooler reads). The last
-        layer then computes its output at those positions only, and sequence_output is (B, R, H): the same
-        vectors as the full (B, S, H) output at those positions, for less work (see `BertForPreTraining`).
-        """
-        if last_layer_rows is not None and np.any(last_layer_rows[:, 0] != 0):
-            raise ShapeError("last_layer_rows must start each row with position 0, the [CLS] vector the pooler "
-                             f"reads; got first positions {np.unique(last_layer_rows[:, 0]).tolist()}")
+    def encode(self, input_ids, token_type_ids, attention_mask, output_attentions=False, attention=None):
+        """`forward` on a batch already checked by `check_batch` (models with heads check it themselves)."""
         # Built once per forward pass; every layer uses it. (B, 1, 1, S) bidirectional, (B, 1, S, S) causal.
         mask = build_attention_mask(attention_mask, attention or self.config.attention)
         x = self.embeddings(input_ids, token_type_ids)  # (B, S, H)
-        sequence_output, attentions = self.encoder(x, mask, output_attentions, last_layer_rows)
+        sequence_output, attentions = self.encoder(x, mask, output_attentions)  # (B, S, H)
         return BertModelOutput(sequence_output, self.pooler(sequence_output), attentions)

@@ -19,7 +19,6 @@ import numpy as np
 
 from minibert import functional as F
 from minibert.autograd import Tensor
-from minibert.errors import ShapeError
 from minibert.model.bert import BertModel, gather_positions
 from minibert.model.inputs import check_batch, check_masked_positions
 from minibert.model.savable import SavableModel
@@ -32,11 +31,12 @@ class PredictionTransform(Module):
     def __init__(self, config, rng):
         super().__init__()
         self.dense = Linear(config.hidden_size, config.hidden_size, rng, config.initializer_range)
+        self.hidden_act = config.hidden_act
         self.act = activation(config.hidden_act)
         self.LayerNorm = LayerNorm(config.hidden_size, config.layer_norm_eps)
 
     def forward(self, h):
-        return self.LayerNorm(self.act(self.dense(h)))
+        return self.LayerNorm(self.act(self.dense(h)))  # (B, P, H) -> (B, P, H)
 
 
 class MaskedLMHead(Module):
@@ -66,7 +66,7 @@ class PreTrainingHeads(Module):
 
 @dataclass
 class PreTrainingOutput:
-    sequence_output: Tensor  # (B, S, H); (B, 1 + P, H) with prune_last_layer
+    sequence_output: Tensor  # (B, S, H)
     pooled_output: Tensor  # (B, H)
     mlm_logits: Tensor  # (B, P, V) at masked_positions, or (B, S, V) when none were given
     nsp_logits: Tensor  # (B, 2): IsNext, NotNext
@@ -83,35 +83,20 @@ class BertForPreTraining(SavableModel):
         self.cls = PreTrainingHeads(config, self.rng)
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, masked_positions=None,
-                output_attentions=False, attention=None, prune_last_layer=False):
+                output_attentions=False, attention=None):
         """Run BERT and both heads on a batch.
 
         input_ids, token_type_ids, attention_mask: (B, S) int arrays or lists (attention_mask: 1 real, 0 pad).
         masked_positions: (B, P) positions to predict; the MLM head then runs on those P positions only.
         attention: "bidirectional" or "causal", overriding config.attention.
-        prune_last_layer: with masked_positions, the last encoder layer computes only the rows the heads
-            read, [CLS] and the P masked positions: the same logits and gradients for less work, and
-            sequence_output then holds those 1 + P rows, (B, 1 + P, H) (and the last layer's attention
-            weights, when asked, (B, A, 1 + P, S)). The pretraining loop runs this way.
         """
         input_ids, token_type_ids, attention_mask = check_batch(self.config, input_ids, token_type_ids,
                                                                 attention_mask)
         if masked_positions is not None:  # checked before the expensive part, so a bad batch fails fast
             masked_positions = check_masked_positions(masked_positions, *input_ids.shape)
-        rows = None
-        if prune_last_layer:
-            if masked_positions is None:
-                raise ShapeError("prune_last_layer=True needs masked_positions: without them the MLM head "
-                                 "reads every position, so there is nothing to prune")
-            # Why this is exact: in the last layer every token still serves as a key and a value, but no
-            # other token reads its output, and the heads read only [CLS] and the masked positions.
-            cls_position = np.zeros((len(masked_positions), 1), dtype=masked_positions.dtype)
-            rows = np.concatenate([cls_position, masked_positions], axis=1)  # (B, 1 + P): [CLS] first
-        encoded = self.bert.encode(input_ids, token_type_ids, attention_mask, output_attentions, attention, rows)
-        sequence_output = encoded.sequence_output  # (B, S, H), or (B, 1 + P, H) when pruned
-        if rows is not None:
-            sequence_output = sequence_output[:, 1:]  # the masked positions' rows, (B, P, H)
-        elif masked_positions is not None:
+        encoded = self.bert.encode(input_ids, token_type_ids, attention_mask, output_attentions, attention)
+        sequence_output = encoded.sequence_output  # (B, S, H)
+        if masked_positions is not None:
             sequence_output = gather_positions(sequence_output, masked_positions)  # (B, S, H) -> (B, P, H)
         mlm_logits = self.cls.predictions(sequence_output, self.bert.embeddings.word_embeddings.weight)
         nsp_logits = self.cls.seq_relationship(encoded.pooled_output)  # (B, H) -> (B, 2)

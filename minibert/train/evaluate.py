@@ -37,10 +37,9 @@ class Evaluation:
 
 
 def run_model(model, batch):
-    """The model on a batch in Google's format, its MLM head on the masked positions only, and its last
-    layer on the rows the heads read (`prune_last_layer`: the same loss for less work, docs/performance.md)."""
+    """The model on a batch in Google's format, its MLM head on the masked positions only."""
     return model(batch["input_ids"], batch["segment_ids"], batch["input_mask"],
-                 masked_positions=batch["masked_lm_positions"], prune_last_layer=True)
+                 masked_positions=batch["masked_lm_positions"])
 
 
 def evaluate(model, eval_batches, max_batches=None, use_nsp=True):

@@ -74,8 +74,12 @@ class RunConfig:
     minutes: float | None = 15.0  # wall-clock limit of the run (None: no limit, `steps` decides)
     # --- bookkeeping ---
     seed: int = 0  # initial weights, dropout, batch order and dynamic masks
-    # cores the matmuls and the Numba kernels share (None: every core); how, see `training_threads` in
-    # minibert/runtime/threads.py
+    # the speed layer (minibert/fast): fused layers and the pruned last layer, which give the same numbers up to
+    # float32 rounding but draw dropout from another stream, so a resumed run keeps the choice; True: the
+    # core's plain layers alone (slower)
+    plain: bool = False
+    # cores the matmuls and the Numba kernels share (None: every core), with the speed layer's process plan
+    # (minibert/fast/process.py)
     threads: int | None = None
     log_every: int = 10  # steps between JSONL log records
     eval_every: int = 200  # steps between held-out evaluations (and one at the end)

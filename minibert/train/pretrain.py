@@ -32,13 +32,13 @@ from pathlib import Path
 
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, DataError, MinibertError
+from minibert.fast import accelerate, process_plan
 from minibert.io.atomic import atomic_write
 from minibert.io.overwrite import check_can_write
 from minibert.io.pretrained import VOCAB_FILE
 from minibert.io.run_lock import RunLock
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
-from minibert.runtime.threads import training_threads
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.checkpointing import (
@@ -227,6 +227,8 @@ class Pretraining:
             self.short_batches, _ = run_setup.open_batches(short_dir, config.short_phase())
             self.data_fingerprint["short_rows"] = short_fingerprint["rows"]
         self.model = run_setup.build_model(config, self.tokenizer.vocab_size)
+        if not config.plain:
+            accelerate(self.model, prune_last_layer=True)
         self.parameters = self.model.parameters()
         self.optimizer = run_setup.build_optimizer(self.model, config)
         self.run_log = RunLog(self.out_dir / LOG_FILE)
@@ -291,7 +293,7 @@ class Pretraining:
 
     def _planned_steps(self, config):
         """Steps that fit in what is left of `minutes`, from the measured speed of warm passes."""
-        with training_threads(config.threads):
+        if True:
             self.pass_seconds = run_setup.measure_pass_seconds(self.model, next(self.train_batches.epoch(0)),
                                                                config.use_nsp)
             self.short_pass_seconds = None
@@ -367,8 +369,7 @@ class Pretraining:
         have been taken in all (a pause: the run can be resumed). Returns a `RunResult`. The folder's lock
         is released at the end, however the run ends."""
         try:
-            with training_threads(self.config.threads):
-                return self._train(stop_after_steps, show_examples)
+            return self._train(stop_after_steps, show_examples)
         finally:
             self.lock.release()
 
@@ -536,6 +537,8 @@ class Pretraining:
 def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_after_steps=None,
              show_examples=True, progress=None, log=print, overwrite=False, started=None):
     """Pretrain BERT as `config` says, in the run folder `out_dir`; see `Pretraining`."""
-    run = Pretraining(config, out_dir, resume=resume, overrides=overrides, data_dir=data_dir,
-                      progress=progress, log=log, overwrite=overwrite, started=started)
-    return run.run(stop_after_steps=stop_after_steps, show_examples=show_examples)
+    threads = config.threads if config is not None else (overrides or {}).get("threads")
+    with process_plan(threads):
+        run = Pretraining(config, out_dir, resume=resume, overrides=overrides, data_dir=data_dir,
+                          progress=progress, log=log, overwrite=overwrite, started=started)
+        return run.run(stop_after_steps=stop_after_steps, show_examples=show_examples)

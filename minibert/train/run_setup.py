@@ -5,7 +5,6 @@
 - `plan_steps`: how many steps fit in `minutes` on this machine, from the measured speed of a few passes,
   and later from the run's own steps (`RecentSteps`).
 - `config_for_resume`: the saved run's settings, refusing changes that would not continue the same run.
-- `train_fast`: what the training commands switch on first (the fused ops), and the line that says so.
 
 Every check here runs before training starts, so a mistake costs seconds, not a lost run.
 """
@@ -26,7 +25,6 @@ from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
 from minibert.model.attention_init import mimetic_query_key
 from minibert.model.memory import check_step_memory
 from minibert.model.position_init import sinusoidal_positions
-from minibert.nn import use_fused_ops
 from minibert.optim import (
     LRScheduler,
     bert_param_groups,
@@ -36,7 +34,6 @@ from minibert.optim import (
 )
 from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
-from minibert.runtime import PLAN_VARIABLE, plan_is_on
 from minibert.tokenizer.vocab import vocab_fingerprint
 from minibert.train.evaluate import run_model
 from minibert.train.presets import RunConfig
@@ -45,15 +42,6 @@ from minibert.train.presets import RunConfig
 # may change them. Every other setting must stay as the checkpoint recorded it.
 SESSION_SETTINGS = ("minutes", "log_every", "eval_every", "eval_batches", "eval_every_minutes",
                     "checkpoint_every")
-
-
-def train_fast():
-    """Switch the fused ops on for the rest of the process, as `pretrain` and `finetune` train; returns the
-    line that says so, and whether minibert's thread and memory plan runs (minibert/runtime/threads.py)."""
-    use_fused_ops()
-    plan = "on" if plan_is_on() else f"off ({PLAN_VARIABLE})"
-    return (f"fused ops: on (the same numbers as the plain ops, in fewer passes over memory; "
-            f"minibert/nn/fusion.py); threads and memory plan: {plan}")
 
 
 def prepare_data(config, data_dir=None, log=print):

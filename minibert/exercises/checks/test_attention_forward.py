@@ -1,4 +1,4 @@
-"""Exercise attention_forward (lesson 05): `MultiHeadSelfAttention.forward` in minibert/nn/attention.py.
+"""Exercise attention_forward (lesson 05): `MultiHeadSelfAttention.forward` in minibert/nn/transformer.py.
 
 The referee is attention written the slow way, one head and one query at a time with NumPy, and gradcheck
 of the whole layer's parameters.
@@ -8,17 +8,9 @@ import itertools
 import math
 
 import numpy as np
-import pytest
 
 from minibert import Tensor, gradcheck
-from minibert.nn import MultiHeadSelfAttention, use_fused_ops
-
-
-@pytest.fixture(autouse=True)
-def your_forward():
-    """The plain `forward` you write, even where a program switched the fused ops on (minibert/nn/fusion.py)."""
-    with use_fused_ops(False):
-        yield
+from minibert.nn import MultiHeadSelfAttention
 
 
 def layer(hidden=8, heads=2, seed=0, dropout_prob=0.0):
@@ -60,25 +52,6 @@ def test_matches_attention_written_with_loops():
     assert context.shape == (2, 4, 8) and probs.shape == (2, 2, 4, 4)
     np.testing.assert_allclose(probs.data, want_probs, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(context.data, want_context, rtol=1e-9, atol=1e-12)
-
-
-def test_queries_from_some_tokens_only():
-    """With `queries` (the vectors of some tokens), each of those tokens attends over every token of x: the
-    rows of the loop version at those tokens (how the last layer of pretraining skips the rows no head
-    reads). Token 2 asks twice; the last key of sequence 1 stays hidden."""
-    attention = layer(seed=9)
-    x = np.random.default_rng(10).standard_normal((2, 4, 8))
-    keep = np.ones((2, 4, 4), dtype=bool)
-    keep[1, :, 3] = False
-    rows = np.array([[0, 2, 2], [3, 1, 0]])
-    queries = np.take_along_axis(x, rows[..., None], axis=1)  # (2, 3, 8)
-    context, probs = attention(Tensor(x), mask=keep[:, None, :1], queries=Tensor(queries))
-    want_context, want_probs = slow_attention(attention, x, keep)
-    assert context.shape == (2, 3, 8) and probs.shape == (2, 2, 3, 4), "one output row per query"
-    np.testing.assert_allclose(probs.data, np.take_along_axis(want_probs, rows[:, None, :, None], axis=2),
-                               rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(context.data, np.take_along_axis(want_context, rows[..., None], axis=1),
-                               rtol=1e-9, atol=1e-12)
 
 
 def test_causal_mask_hides_the_future():

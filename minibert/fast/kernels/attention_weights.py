@@ -14,9 +14,7 @@ Shapes: scores, probs, dropped (..., C), e.g. (B, A, S, S); mask broadcastable t
 import numpy as np
 from numba import njit, prange
 
-from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
-from minibert.kernels.backend import choose
-from minibert.kernels.dropout import (
+from minibert.fast.kernels.seeded_dropout import (
     KEEP_ALL,
     check_keep,
     check_seed,
@@ -26,6 +24,9 @@ from minibert.kernels.dropout import (
     keep_factors,
     uniforms_numpy,
 )
+from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
+from minibert.kernels.backend import choose
+from minibert.kernels.parallel import launch
 from minibert.kernels.simd import VECTOR_SUMS
 from minibert.kernels.softmax import (
     mask_rows,
@@ -34,7 +35,6 @@ from minibert.kernels.softmax import (
     softmax_forward_numpy,
     softmax_row,
 )
-from minibert.runtime.threads import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references: the plain ops one after the other

@@ -12,9 +12,7 @@ Shapes: h, residual, s, y (..., H); weight, bias (H,); mean, rstd (...). The ker
 import numpy as np
 from numba import njit, prange
 
-from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
-from minibert.kernels.backend import choose
-from minibert.kernels.dropout import (
+from minibert.fast.kernels.seeded_dropout import (
     KEEP_ALL,
     check_keep,
     check_seed,
@@ -24,6 +22,8 @@ from minibert.kernels.dropout import (
     keep_factors,
     uniforms_numpy,
 )
+from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
+from minibert.kernels.backend import choose
 from minibert.kernels.layernorm import (
     GRAD_CHUNKS,
     check_backward_inputs,
@@ -33,7 +33,7 @@ from minibert.kernels.layernorm import (
     normalise_row,
     normalise_row_backward,
 )
-from minibert.runtime.threads import launch
+from minibert.kernels.parallel import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references: the three ops one after the other

@@ -1,11 +1,10 @@
-"""Inverted dropout (Srivastava et al. 2014), its random draws made inside the one pass over memory.
+"""Dropout with its random draws made inside the kernel's one pass over memory: the speed layer's generator.
 
-Each element is kept with probability keep = 1 - p and the kept ones are scaled by 1/keep, so the expected
-output equals the input and eval mode needs no rescaling. `dropout_textbook` is that rule as every course
-writes it, the one the lessons show. The kernels keep the rule and change only where u comes from: element
-i's u is a fixed function of the call's `seed` and of i (SplitMix64, Steele, Lea & Flood 2014, counter-based
-as in JAX), so no array of draws is stored, the backward of a fused op can draw them again, and the NumPy
-reference and the Numba kernel drop the very same elements. Shapes: elementwise, any shape; kernels see (n,).
+The rule is the core's (minibert/functional.py `dropout`): keep each element when its uniform draw u is below
+keep = 1 - p, and scale the kept ones by 1/keep. Only where u comes from changes: element i's u is a fixed
+function of the call's `seed` and of i (SplitMix64, Steele, Lea & Flood 2014, counter-based as in JAX), so no
+array of draws is made or stored, the backward of a fused op can draw them again, and the NumPy reference and
+the Numba kernel drop the very same elements. Shapes: elementwise, any shape; kernels see (n,).
 """
 
 import math
@@ -15,7 +14,7 @@ from numba import njit, prange
 
 from minibert.kernels.arrays import DtypeError, float_array, same_shape
 from minibert.kernels.backend import choose
-from minibert.runtime.threads import launch
+from minibert.kernels.parallel import launch
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: SplitMix64's step between counters
 MIX_1 = np.uint64(0xBF58476D1CE4E5B9)  # Stafford's "Mix13" constants, as in splitmix64.c
@@ -40,14 +39,6 @@ def keep_factors(keep, dtype):
 # ---------------------------------------------------------------------------------------------------------
 # Readable references (vectorised NumPy)
 
-def dropout_textbook(x, rng, keep):
-    """(y, mask): the rule itself, with the draws from a NumPy Generator. The references below apply the
-    same rule to draws made from a seed, so that the kernels can match them bit for bit."""
-    mask = rng.random(x.shape) < keep
-    y = x * mask / keep
-    return y, mask
-
-
 def splitmix64_numpy(seed, count):
     """SplitMix64 (Vigna's splitmix64.c, Java's SplittableRandom): 64-bit numbers that pass BigCrush."""
     # The first `count` numbers from `seed`: mix(seed + i * GAMMA) for i = 1 .. count (uint64 arithmetic
@@ -65,7 +56,7 @@ def uniforms_numpy(seed, size):
 
 
 def dropout_forward_numpy(x, seed, keep):
-    # dropout_textbook with u = uniforms_numpy(seed); the scale is kept as a float per element (the kernel
+    # the core's rule with u = uniforms_numpy(seed); the scale is kept as a float per element (the kernel
     # keeps a bool), and `x * 0` rather than a plain 0 keeps the sign of zero and NaN as the kernel has them
     inverse, _ = keep_factors(keep, x.dtype)
     kept = (uniforms_numpy(seed, x.size) < keep).reshape(x.shape)

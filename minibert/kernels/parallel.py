@@ -1,0 +1,52 @@
+"""How many threads a kernel or a matmul runs on: the process's own settings, unless asked otherwise.
+
+By default the kernels run as Numba and NumPy's BLAS set themselves up, and nothing here changes the
+process. The speed layer's process plan (minibert/fast/process.py) may hand this module a pool of helper
+threads (`share_matmuls`); a large matmul is then cut into one part per thread, the parts run at once
+(`run_together`, used by matmul.py). Small kernels run on one thread whatever the settings (`launch`), and
+the thread count is put back after them.
+"""
+
+import numba
+
+PARALLEL_MIN_ELEMENTS = 1 << 16  # below this, waking the other threads costs more than the work saves
+
+_helpers = None  # a concurrent.futures executor for all but one part of a split matmul, or None
+_parts = 1  # how many threads share one large matmul (1: BLAS's own threads do)
+
+
+def launch(kernel, size, *args):
+    """kernel(*args) on every Numba thread when it works on `size` >= PARALLEL_MIN_ELEMENTS numbers, else on
+    one thread (prange loops then run in order, like range)."""
+    if size >= PARALLEL_MIN_ELEMENTS:
+        return kernel(*args)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return kernel(*args)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def share_matmuls(helpers, parts):
+    """From now on, cut each large matmul into `parts` parts, all but one run by `helpers` (an executor);
+    `share_matmuls(None, 1)` goes back to one BLAS call per product. Returns the (helpers, parts) before, to
+    put back. Called by the process plan only."""
+    global _helpers, _parts
+    before = (_helpers, _parts)
+    _helpers, _parts = helpers, parts
+    return before
+
+
+def matmul_parts():
+    """How many threads share one large matmul now: 1 unless the process plan says otherwise."""
+    return _parts
+
+
+def run_together(tasks):
+    """Run the callables at the same time, the last on this thread and the others on the helper threads;
+    return when all are done."""
+    pending = [_helpers.submit(task) for task in tasks[:-1]]
+    tasks[-1]()
+    for future in pending:
+        future.result()
