@@ -12,7 +12,7 @@ torch the PyTorch columns are left out and the rest still runs. `--only compare,
 
 Sections, all for mini (L4/H256/A4/FFN1024, vocabulary 8192), batch 32, seq 128, 20 masked positions:
 - compare: seconds for forward, backward, optimizer (AdamW) and the whole step, for minibert as `pretrain`
-  trains (the last layer pruned to the rows the heads read, `prune_last_layer`), PyTorch's best practice
+  trains (`minibert.fast.accelerate(model, prune_last_layer=True)`), PyTorch's best practice
   (BertModel, whose last layer runs on every row; the MLM head on the masked positions only, NSP, AdamW)
   and HuggingFace's BertForPreTraining as usually run (MLM head on every position), run alternately in one
   process; the ratio minibert / PyTorch; tokens/s; the step's peak memory (resident memory added by a step,
@@ -48,12 +48,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from model import describe_isa, describe_threads, make_batch, run_as_isa, use_training_setup  # noqa: E402
+from model import describe_isa, describe_threads, make_batch, run_as_isa, training_model, use_training_setup  # noqa: E402, E501
 
 from minibert import kernels  # noqa: E402
+from minibert.fast.profile import profile_ops  # noqa: E402
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss  # noqa: E402
 from minibert.optim import AdamW  # noqa: E402
-from minibert.runtime.profile import profile_ops  # noqa: E402
 
 LR = 1e-4
 SECTIONS = ("compare", "profile", "scaling", "startup", "inference")
@@ -84,14 +84,14 @@ class MinibertStep:
     name = "minibert"
 
     def __init__(self, config, batch):
-        self.model = BertForPreTraining(config, seed=0).train()
+        self.model = training_model(config)  # accelerated, as the pretrain command trains (minibert/fast)
         self.optimizer = AdamW(self.model.parameters(), lr=LR)
         self.batch = batch
 
     def forward(self):
         b = self.batch
         output = self.model(b["input_ids"], b["segment_ids"], b["input_mask"],
-                            masked_positions=b["masked_lm_positions"], prune_last_layer=True)
+                            masked_positions=b["masked_lm_positions"])
         self.loss = pretraining_loss(output, b["masked_lm_ids"], b["masked_lm_weights"],
                                      b["next_sentence_labels"])[0]
 
@@ -297,12 +297,12 @@ def matmul_gflops(product, as_operands=lambda array: array, repeats=10):
 
 def numpy_sgemm_gflops():
     """This CPU's limit for NumPy: (OpenBLAS on its own threads, one per core; minibert's matmul_blas, one
-    part per thread as in training). The bench runs inside `training_threads`, which keeps OpenBLAS on one
+    part per thread as in training). The bench runs inside the process plan, which keeps OpenBLAS on one
     thread, so that count is raised for the first measurement and restored after."""
     import numba
 
+    from minibert.fast.blas import openblas
     from minibert.kernels.matmul import matmul_blas
-    from minibert.runtime.blas import openblas
 
     blas = openblas()
     before = blas.threads if blas is not None else None
@@ -318,8 +318,9 @@ def numpy_sgemm_gflops():
 
 def model_matmul_flops(config, batch_size, seq_len, masked, pruned=True):
     """Matmul FLOPs of one training step (forward, and backward = twice the forward). `pruned`: as minibert
-    trains (`prune_last_layer`), the last layer computes its query, attention, output projection and
-    feed-forward for the 1 + masked rows the heads read only, its keys and values for all seq_len."""
+    trains (`accelerate(model, prune_last_layer=True)`), the last layer computes its query, attention, output
+    projection and feed-forward for the 1 + masked rows the heads read only, its keys and values for all
+    seq_len."""
     hidden, inner = config.hidden_size, config.intermediate_size
 
     def layer(rows):  # rows: the positions per sequence whose output the layer computes

@@ -32,7 +32,6 @@ from minibert.finetune.run import run_finetuning  # noqa: E402
 from minibert.finetune.tasks import data_files, make_task  # noqa: E402
 from minibert.model import BertConfig, BertModel  # noqa: E402
 from minibert.tokenizer import BertTokenizer, train_wordpiece  # noqa: E402
-from minibert.train.run_setup import train_fast  # noqa: E402
 
 TASKS = ("sentiment", "qa", "ner")
 SHOWN = {"sentiment": ("accuracy", 100), "qa": ("f1", 1), "ner": ("f1", 100)}  # metric, scale to percent
@@ -69,7 +68,6 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small subsets and one epoch: a smoke run")
     parser.add_argument("--verbose", action="store_true", help="show each run's progress and epochs")
     args = parser.parse_args()
-    print(train_fast())  # train as the commands do: the fused ops on
     tasks = args.tasks.split(",")
     temporary = None
     if args.model is None:

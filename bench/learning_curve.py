@@ -26,8 +26,7 @@ from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from minibert.train.logs import read_log  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
-from minibert.train.pretrain import pretrain  # noqa: E402
-from minibert.train.run_setup import train_fast  # noqa: E402
+from minibert.train.pretraining_loop import pretrain  # noqa: E402
 
 
 def main():
@@ -52,7 +51,6 @@ def main():
     parser.add_argument("--data-dir", default=None, help="where pydocs lives (default data/pydocs)")
     parser.add_argument("--out", default=None, help="run folder (default: a temp dir)")
     args = parser.parse_args()
-    print(train_fast())  # train as the commands do: the fused ops on
     minutes, every = (1.0, 0.5) if args.quick else (args.minutes, args.every)
     changes = {name: getattr(args, name) for name in ("seed", "lr", "warmup", "max_seq_length", "batch_size",
                                                        "max_predictions_per_seq", "vocab_size", "short_seq_length",

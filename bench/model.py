@@ -51,7 +51,7 @@ def step(model, batch):
     """One forward and backward pass; returns the loss."""
     model.zero_grad()
     output = model(batch["input_ids"], batch["segment_ids"], batch["input_mask"],
-                   masked_positions=batch["masked_lm_positions"], prune_last_layer=True)
+                   masked_positions=batch["masked_lm_positions"])
     loss, _, _ = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
                                   batch["next_sentence_labels"])
     loss.backward()
@@ -61,14 +61,21 @@ def step(model, batch):
 _TRAINING = contextlib.ExitStack()  # what use_training_setup entered, held for the rest of the process
 
 
-def use_training_setup(threads=None):
-    """For the rest of the process, train as `python -m minibert pretrain` does (`train_fast`: the fused ops
-    on, printing the command's first line), on `threads` cores (None: all, as the process plan has them)."""
-    from minibert.runtime import training_threads
-    from minibert.train.run_setup import train_fast
+def training_model(config, seed=0):
+    """A BertForPreTraining in training mode, accelerated as `python -m minibert pretrain` trains it (the
+    speed layer's fused layers and pruned last layer, minibert/fast)."""
+    from minibert import fast
 
-    print(train_fast())
-    _TRAINING.enter_context(training_threads(threads))
+    return fast.accelerate(BertForPreTraining(config, seed=seed).train(), prune_last_layer=True)
+
+
+def use_training_setup(threads=None):
+    """For the rest of the process, run on `threads` cores (None: all) with the speed layer's process plan, as
+    `python -m minibert pretrain` trains (minibert/fast/process.py)."""
+    from minibert import fast
+
+    print("process plan on (minibert/fast/process.py): BLAS on one thread, matmuls in parts, quiet threads")
+    _TRAINING.enter_context(fast.process_plan(threads))
 
 
 # Variables that pick the instruction set NumPy's OpenBLAS, Numba and PyTorch run on.
@@ -140,7 +147,7 @@ def main():
     use_training_setup()
     describe_threads()
     config = BertConfig.preset(args.preset)
-    model = BertForPreTraining(config, seed=0).train()
+    model = training_model(config)
     print(model)
     batch = make_batch(config, args.batch, args.seq, args.masked, np.random.default_rng(0))
 

@@ -1,8 +1,10 @@
 """Time one whole pretraining step of the `mini` BERT: forward, loss, backward, clipping, AdamW, schedule.
 
 The model is L4/H256/A4/FFN1024 with a vocabulary of 8192; a batch is B = 32 sequences of S = 128 tokens
-with P = 20 masked positions each, padded like real batches. The step is `minibert.train.train_step`, the
-one the `pretrain` command runs. When PyTorch is importable, the same step is timed in PyTorch too, written
+with P = 20 masked positions each, padded like real batches. The step is `minibert.train.train_step` on a
+model accelerated as the `pretrain` command trains it (minibert/fast), inside the process plan; `--plain`
+times the core alone (no speed layer at all), as a user's own loop without it runs. When PyTorch is
+importable, the same step is timed in PyTorch too, written
 the way a careful PyTorch user would (MLM head on the masked positions only, tied decoder, NSP, AdamW,
 clipping), and the ratio is printed.
 
@@ -19,6 +21,8 @@ implementation the median seconds per step (after one warm-up step that also com
 kernels), tokens per second (B·S per step) and peak memory: the most NumPy held during one step
 (tracemalloc) and the process's peak resident size (ru_maxrss; PyTorch's allocations show only there).
 `--threads N` gives minibert (its matmuls and kernels) and PyTorch N cores.
+
+    ... bench/pretrain_step.py --no-torch --plain               # the core's plain layers, no process plan
 """
 
 import argparse
@@ -36,15 +40,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from bench.model import describe_threads, make_batch, use_training_setup  # noqa: E402
+from minibert import fast  # noqa: E402
+from minibert.optim import bert_optimizer  # noqa: E402
 from minibert.train import run_setup  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
-from minibert.train.pretrain import train_step  # noqa: E402
+from minibert.train.update import train_step  # noqa: E402
 
 
-def minibert_step(config, batch):
-    """A function that runs one minibert training step on `batch`."""
+def minibert_step(config, batch, plain=False):
+    """A function that runs one minibert training step on `batch`: accelerated as the command trains, or with
+    the core's plain layers alone (`plain`)."""
     model = run_setup.build_model(config, 8192)
-    optimizer = run_setup.build_optimizer(model, config)
+    if not plain:
+        fast.accelerate(model, prune_last_layer=True)
+    optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = run_setup.build_scheduler(optimizer, config, total_steps=10_000)
     parameters = model.parameters()
     print(model)
@@ -135,9 +144,12 @@ def main():
     parser.add_argument("--quick", action="store_true", help="2 timed steps: check that the bench runs")
     parser.add_argument("--threads", type=int, default=None, help="cores for minibert and PyTorch")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch step")
+    parser.add_argument("--plain", action="store_true",
+                        help="minibert's core alone: no speed layer (no fused layers, no pruning, no process plan)")
     args = parser.parse_args()
     steps = 2 if args.quick else args.steps
-    use_training_setup(args.threads)
+    if not args.plain:
+        use_training_setup(args.threads)
     if args.threads:
         limit_torch_threads(args.threads)
     describe_threads()
@@ -149,7 +161,8 @@ def main():
     tokens = batch_size * seq_len
     print(f"mini ({model_config.summary()}), B={batch_size} S={seq_len} P={masked}, "
           f"{config.optimizer} lr {config.lr:g}")
-    ours = measure("minibert", minibert_step(config, batch), steps, tokens)
+    ours = measure("minibert (core only)" if args.plain else "minibert", minibert_step(config, batch, args.plain),
+                   steps, tokens)
     if args.no_torch:
         return
     try:

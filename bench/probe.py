@@ -31,10 +31,9 @@ from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from minibert.train.loading import load_for_inference  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
-from minibert.train.pretrain import pretrain  # noqa: E402
+from minibert.train.pretraining_loop import pretrain  # noqa: E402
 from minibert.train.probe import probe_accuracy, read_probe, report  # noqa: E402
 from minibert.train.progress import ProgressLine  # noqa: E402
-from minibert.train.run_setup import train_fast  # noqa: E402
 
 
 def main():
@@ -48,7 +47,6 @@ def main():
     parser.add_argument("--out", default=None, help="where the two run folders go (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    print(train_fast())  # train as the commands do: the fused ops on
     steps = 20 if args.quick else args.steps
     out = Path(args.out or tempfile.mkdtemp(prefix="minibert-probe-"))
     probe_path = Path(args.data_dir) / "probe.jsonl"

@@ -37,7 +37,6 @@ from minibert.data.build import resolve_corpus  # noqa: E402
 from minibert.data.corpora import document_pairs, package_topics  # noqa: E402
 from minibert.finetune import FineTuneConfig  # noqa: E402
 from minibert.finetune.run import run_finetuning  # noqa: E402
-from minibert.train.run_setup import train_fast  # noqa: E402
 
 # --task -> (what writes its files, its labels, the default training sizes, the default dev size); a size is
 # examples per label for package-topics, and per label and library for doc-pairs
@@ -69,7 +68,6 @@ def main():
     args = parser.parse_args()
     if not set(args.starts.split(",")) <= {"pretrained", "random"}:
         parser.error(f"--starts {args.starts!r}: give pretrained, random or both, comma-separated")
-    train_fast()  # the fused ops, as the finetune command runs
     corpus = args.corpus or resolve_corpus("pydocs", Path("data", "pydocs"), log=lambda _: None)
     build, labels, sizes, dev_size = TASKS[args.task]
     sizes, dev_size = args.train_per_label or sizes, args.dev_per_label or dev_size

@@ -1,14 +1,13 @@
 """A user's own training loop against the `pretrain` command's step, in one process, alternating.
 
-The user's loop is what a reader of the README writes with the public API alone: `minibert.use_fused_ops()`
-(the op choice the command makes too), then model (with `prune_last_layer=True`, as the command calls it) ->
-pretraining_loss -> backward -> AdamW.step (bench/compare_torch.py's `MinibertStep`). It makes no thread or
-memory call: minibert's process plan applies on first use, and this loop runs first. The command's step is
-`train_step` (BERT's weight-decay groups, clipping, the schedule, accuracy counts) on a model built as
-`pretrain` builds it (bench/pretrain_step.py), inside `training_threads(config.threads)` as
-`Pretraining.run` has it.
-Both: `mini`, B = 32, S = 128, P = 20, dropout 0.1 (BERT's, as bench/compare_torch.py). Prints the CPU, the
-median seconds per step of each and their ratio (target: the user's loop within 5% of the command's).
+The user's loop is what a reader of the README writes with the public API alone: a BertForPreTraining,
+`minibert.fast.accelerate(model, prune_last_layer=True)` and `with minibert.fast.process_plan():` (the two
+explicit calls the command makes too), then model -> pretraining_loss -> backward -> AdamW.step
+(bench/compare_torch.py's `MinibertStep`). The command's step is `train_step` (BERT's weight-decay groups,
+clipping, the schedule, accuracy counts) on a model built and accelerated as `pretrain` builds it
+(bench/pretrain_step.py). Both: `mini`, B = 32, S = 128, P = 20, dropout 0.1 (BERT's, as
+bench/compare_torch.py). Prints the CPU, the median seconds per step of each and their ratio (target: the
+user's loop within 5% of the command's).
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/user_loop.py [--steps 10]
 """
@@ -32,7 +31,6 @@ from model import describe_threads, make_batch  # noqa: E402  (bench/model.py)
 from pretrain_step import minibert_step  # noqa: E402  (bench/pretrain_step.py)
 
 import minibert  # noqa: E402
-from minibert.runtime import plan_is_on, training_threads  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 
 
@@ -41,16 +39,14 @@ def main():
     parser.add_argument("--steps", type=int, default=10, help="timed steps of each, alternating (10)")
     args = parser.parse_args()
 
-    minibert.use_fused_ops()  # the one call a user's loop makes to train as the command does
     config = minibert.BertConfig.preset("mini")  # dropout 0.1
     batch = make_batch(config, 32, 128, 20, np.random.default_rng(0))
-    user = MinibertStep(config, batch)
-    timed_step(user)  # warm-up; the first kernel or matmul applies the process plan
-
     run_config = run_preset("mini", dropout=config.hidden_dropout_prob, batch_size=32, max_seq_length=128,
                             max_predictions_per_seq=20)
-    command = minibert_step(run_config, batch)
-    with training_threads(run_config.threads):
+    with minibert.fast.process_plan(run_config.threads):  # the user's loop asks for it, as the command does
+        user = MinibertStep(config, batch)  # accelerated: minibert.fast.accelerate(model, prune_last_layer=True)
+        timed_step(user)  # warm-up
+        command = minibert_step(run_config, batch)
         command()  # warm-up
         times = {"user's loop": [], "pretrain command": []}
         for _ in range(args.steps):
@@ -61,7 +57,7 @@ def main():
 
     print(f"{describe_cpu()}; {datetime.date.today()}; {load_average()}")
     describe_threads()
-    print(f"process plan: {'on' if plan_is_on() else 'off'}; mini, B=32 S=128 P=20, dropout 0.1, "
+    print(f"process plan on (both); mini, B=32 S=128 P=20, dropout 0.1, "
           f"{args.steps} steps each, alternating")
     medians = {name: statistics.median(seconds) for name, seconds in times.items()}
     for name, seconds in times.items():

@@ -103,7 +103,7 @@ assert abs(kept.mean() - 0.9) < 0.005 and abs(y.mean() - 1.0) < 0.01  # keep ~ 1
 # NumPy makes one pass over memory per operation: softmax is a max, a subtract, an exp, a sum and a divide,
 # five passes. The Numba kernel does one row at a time in a single fused loop, rows in parallel. The first
 # call compiles (or loads the compiled code from the cache); after that, time the steady state. Timings on
-# a busy machine vary a lot (parallel loops suffer first); `bench/kernels.py` measures carefully, and
+# a busy machine vary a lot (parallel loops suffer first); `bench/kernel_speed.py` measures carefully, and
 # docs/performance.md keeps its figures, with the machine and the date.
 
 # %%
@@ -146,7 +146,7 @@ for name, fn in [("softmax (16384, 128)", lambda: kernels.softmax_forward(attent
 # four rows of a at a time so that every value of b loaded into a register is used four times, and the
 # innermost loop runs along contiguous memory so that LLVM turns it into SIMD instructions. It gives a @ b
 # to float rounding, and it still loses to BLAS (OpenBLAS, behind `np.matmul`), whose assembly is blocked
-# for this CPU's registers: at every size `bench/kernels.py` tried (docs/performance.md; on a busy machine
+# for this CPU's registers: at every size `bench/kernel_speed.py` tried (docs/performance.md; on a busy machine
 # the two timings below can come out either way). So minibert sends every product to BLAS, under both
 # backends; this kernel is here to read and to time.
 

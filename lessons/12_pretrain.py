@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 12 — pretrain BERT: masked LM + NSP, and watch it learn
 #
-# Everything of lessons 05-11 now runs together, one step after another (`minibert/train/pretrain.py`):
+# Everything of lessons 05-11 now runs together, one step after another (`minibert/train/pretraining_loop.py`):
 #
 #     batch → model (MLM head on the masked positions only) → MLM loss + NSP loss → backward
 #           → clip the gradients to norm 1.0 → AdamW step → next learning rate

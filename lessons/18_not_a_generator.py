@@ -22,10 +22,11 @@ from minibert.data import MaskingConfig, SpecialTokens
 from minibert.data.corpora.synthetic import corpus_documents, sentence_key
 from minibert.data.features import mask_rows
 from minibert.model import causal_lm_loss
+from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_preset
-from minibert.train.pretrain import checked_update, train_step
-from minibert.train.run_setup import build_model, build_optimizer, build_scheduler
+from minibert.train.run_setup import build_model, build_scheduler
+from minibert.train.update import checked_update, train_step
 from minibert.viz import line_chart, line_chart_svg, sparkline
 
 tokenizer = BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt")
@@ -59,7 +60,7 @@ def batch_rows(rng):
 def train(kind):
     config = run_preset("tiny", use_nsp=False, attention=kind, steps=STEPS, batch_size=BATCH, seed=0)
     model = build_model(config, tokenizer.vocab_size)
-    optimizer = build_optimizer(model, config)
+    optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = build_scheduler(optimizer, config, STEPS)
     rng, losses = np.random.default_rng(0), []
     for _ in range(STEPS):

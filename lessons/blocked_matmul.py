@@ -1,8 +1,8 @@
 """A blocked matrix product in Numba: lesson 04's picture of how BLAS gets its speed.
 
 minibert never runs this: every product in the library goes to NumPy's BLAS (OpenBLAS), which was faster at
-every size measured (`bench/kernels.py` prints the sweep; docs/performance.md keeps the figures). It is here
-to read, and to time against BLAS in lesson 04 and in `bench/kernels.py`. `tests/test_kernels.py` checks it
+every size measured (`bench/kernel_speed.py` prints the sweep; docs/performance.md keeps the figures). It is here
+to read, and to time against BLAS in lesson 04 and in `bench/kernel_speed.py`. `tests/test_kernels.py` checks it
 against `a @ b`.
 
 Shapes: a (..., M, K), b (..., K, N) -> c (..., M, N), with the same leading (batch) axes.

@@ -147,7 +147,7 @@ CHILD = """
 import os, runpy, signal, sys
 import numpy as np
 import minibert.train.checkpointing as checkpointing
-from minibert.train.pretrain import Pretraining
+import minibert.train.pretraining_loop as loop
 
 # The child sends itself SIGNAL (SIGINT or SIGKILL) after training step SIGNAL_AFTER_STEP (the step's count
 # in the run), or halfway through this process's SIGNAL_IN_SAVE-th checkpoint write (its 20th array written,
@@ -155,7 +155,7 @@ from minibert.train.pretrain import Pretraining
 signal_name = os.environ.get("SIGNAL", "")
 after_step, in_save_number = int(os.environ.get("SIGNAL_AFTER_STEP", 0)), int(os.environ.get("SIGNAL_IN_SAVE", 0))
 real_save, real_write_array = checkpointing.save_arrays, np.lib.format.write_array
-real_show = Pretraining._show_progress
+real_show = loop.show_progress
 saves, in_save = [0], [None]
 
 def send_the_signal():
@@ -176,13 +176,13 @@ def write_array(file, array, **options):
         if in_save[0] == 20 and saves[0] == in_save_number:
             send_the_signal()
 
-def show_progress(self, *args):  # called once a step has been taken and counted
-    real_show(self, *args)
-    if self.position.step == after_step:
+def show_progress(progress, run, *args):  # called once a step has been taken and counted
+    real_show(progress, run, *args)
+    if run.position.step == after_step:
         send_the_signal()
 
 checkpointing.save_arrays, np.lib.format.write_array = save_arrays, write_array
-Pretraining._show_progress = show_progress
+loop.show_progress = show_progress
 sys.argv = ["minibert", *sys.argv[1:]]
 runpy.run_module("minibert", run_name="__main__", alter_sys=True)
 """

@@ -60,7 +60,10 @@ def test_tiny_learns_synthetic_sentiment(tiny_folder, tmp_path):
     assert record["best_epoch"] == result.best_epoch and len(record["history"]) == 6
     loaded_task, loaded = load_finetuned(tmp_path / "out")
     texts = ["这部电影真好看", "这部电影一点也不好看"]
-    assert classify(loaded_task, loaded, texts) == classify(task, model.eval(), texts)
+    # the trained model ran accelerated (minibert/fast), the loaded one runs the core: equal to float32 rounding
+    for (label, scores), (trained_label, trained_scores) in zip(classify(loaded_task, loaded, texts),
+                                                                classify(task, model.eval(), texts), strict=True):
+        assert label == trained_label and scores == pytest.approx(trained_scores, abs=1e-5)
     assert [label for label, _ in classify(loaded_task, loaded, texts)] == ["positive", "negative"]
 
 
@@ -82,7 +85,7 @@ def test_finetune_and_predict_commands_for_tagging_and_qa(tiny_folder, tmp_path,
     with pytest.raises(SystemExit):
         main(["predict", "--model", str(tmp_path / "ner"), "Leo Brown works at London Museum."])
     shown = capsys.readouterr().out
-    assert shown.startswith("fused ops: on") and "Leo" in shown  # the command says how it trains, first
+    assert shown.startswith("speed layer on") and "Leo" in shown  # the command says how it trains, first
     task, model = load_finetuned(tmp_path / "ner")
     words, tags, _ = tag(task, model, "Leo Brown works at London Museum.")
     assert words == ["Leo", "Brown", "works", "at", "London", "Museum", "."] and len(tags) == 7

@@ -21,7 +21,7 @@ from minibert.finetune.readers import read_conll, read_squad, read_tsv
 from minibert.finetune.run import run_finetuning
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
-from minibert.train.pretrain import TrainingDiverged
+from minibert.train.pretraining_loop import TrainingDiverged
 
 CONTEXT = "Alice works at Acme in Paris."
 SQUAD = {"data": [{"title": "t", "paragraphs": [{"context": CONTEXT, "qas": [

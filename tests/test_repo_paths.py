@@ -1,8 +1,8 @@
 """Every file the package, the lessons, the benchmarks, the README and docs/ name exists in the repository.
 
 A path is anything that looks like one from the repository root (`docs/design.md`, `minibert/kernels/gelu.py`,
-`bench/kernels.py`, `lessons/04_kernels.py`, `tests/test_kernels.py`, `data/synthetic/probe.jsonl`) or from
-inside the package (`kernels/gelu.py`, `train/pretrain.py`). Files the code builds on the user's machine
+`bench/kernel_speed.py`, `lessons/04_kernels.py`, `tests/test_kernels.py`, `data/synthetic/probe.jsonl`) or from
+inside the package (`kernels/gelu.py`, `train/pretraining_loop.py`). Files the code builds on the user's machine
 (corpora, shards, lesson pictures, runs) are not in a clone, so they are left out by name.
 """
 
@@ -36,9 +36,9 @@ def exists(path):
 
 def test_the_path_pattern_finds_paths_and_only_paths():
     """The pattern picks out repository paths in prose and code, and not URLs or longer paths."""
-    line = ("see docs/design.md and `kernels/gelu.py`, python bench/kernels.py; not https://x.org/docs/a.md "
+    line = ("see docs/design.md and `kernels/gelu.py`, python bench/kernel_speed.py; not https://x.org/docs/a.md "
             "nor /usr/lib/minibert/x.py nor minibert/kernels")
-    assert [m.group(1) for m in PATH.finditer(line)] == ["docs/design.md", "kernels/gelu.py", "bench/kernels.py"]
+    assert [m.group(1) for m in PATH.finditer(line)] == ["docs/design.md", "kernels/gelu.py", "bench/kernel_speed.py"]
 
 
 def test_every_named_file_exists():

@@ -18,7 +18,7 @@ from minibert.data.shards import read_manifest
 from minibert.io.overwrite import WouldOverwrite
 from minibert.io.run_lock import LOCK_FILE, TAKEOVER_FILE, RunLock
 from minibert.train.logs import read_log
-from minibert.train.pretrain import Pretraining, pretrain
+from minibert.train.pretraining_loop import pretrain
 
 
 def dead_pid():
@@ -156,9 +156,7 @@ def test_resume_restores_a_deleted_vocabulary(small_corpus, tmp_path):
     """`--resume` after vocab.txt was deleted puts back the data's vocabulary (the checkpoint's sha256 says
     it is the same one), so fill-mask can read the run again."""
     folder = tmp_path / "run"
-    Pretraining(small_config(small_corpus, steps=2), folder, **{k: v for k, v in quiet().items()
-                                                                 if k != "show_examples"}).run(
-        stop_after_steps=1, show_examples=False)
+    pretrain(small_config(small_corpus, steps=2), folder, stop_after_steps=1, **quiet())
     original = (folder / "vocab.txt").read_bytes()
     (folder / "vocab.txt").unlink()
     pretrain(None, folder, resume=True, **quiet())

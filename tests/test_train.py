@@ -26,26 +26,24 @@ from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
 from minibert.model import BertConfig, BertForPreTraining
+from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
-from minibert.train import run_setup
+from minibert.train import pretraining_loop as pretrain_module
+from minibert.train import run_setup, step_plan
 from minibert.train.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
 from minibert.train.checkpointing import RunPosition, load_checkpoint, load_run_config, restore, save_checkpoint
 from minibert.train.evaluate import evaluate
 from minibert.train.fill_mask import fill_mask, masked_examples
+from minibert.train.interrupt import StopRequest
 from minibert.train.loading import load_for_inference
 from minibert.train.logs import RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
 from minibert.train.presets import MINI_STEPS_TO_LEARN, RunConfig, run_preset
-from minibert.train.pretrain import (
-    REPLAN_EVERY,
-    REPLAN_WINDOW,
-    Pretraining,
-    StopRequest,
-    TrainingDiverged,
-    pretrain,
-    train_step,
-)
+from minibert.train.pretraining_loop import pretrain
 from minibert.train.progress import ProgressLine, format_duration, progress_text
+from minibert.train.run import batch_stream, open_run
+from minibert.train.step_plan import REPLAN_EVERY, REPLAN_WINDOW, RunClock
+from minibert.train.update import TrainingDiverged, train_step
 
 # ----- the training step -----
 
@@ -57,7 +55,7 @@ def test_tiny_model_overfits_a_handful_of_sequences(small_corpus):
     train_batches, _ = run_setup.open_batches(shard_dir, config)
     batch = {name: values[:4] for name, values in next(train_batches.epoch(0)).items()}  # fixed masks
     model = run_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
-    optimizer = run_setup.build_optimizer(model, config)
+    optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = run_setup.build_scheduler(optimizer, config, config.steps)
     with process_plan(1):
         results = [train_step(model, model.parameters(), optimizer, scheduler, batch, config)
@@ -69,15 +67,25 @@ def test_tiny_model_overfits_a_handful_of_sequences(small_corpus):
 
 def test_non_finite_loss_stops_before_the_weights_change(small_corpus, tmp_path):
     """A NaN in the weights makes the loss NaN: the run stops naming the step and the last good checkpoint,
-    and that checkpoint still loads."""
-    run = Pretraining(small_config(small_corpus, steps=10), tmp_path / "run", data_dir=small_corpus.parent,
-                      progress=ProgressLine(io.StringIO(), live=False), log=lambda _: None)
-    run.run(stop_after_steps=3, show_examples=False)
-    run.model.bert.embeddings.word_embeddings.weight.data[:] = np.nan
-    with pytest.raises(TrainingDiverged) as error:
-        run.run(show_examples=False)
+    and that checkpoint still loads. (The NaN enters as a damaged weight would, through the training step's
+    forward pass, after a resume from the step-3 checkpoint.)"""
+    config = small_config(small_corpus, steps=10)
+    pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, stop_after_steps=3, **quiet())
+    real_run_model = pretrain_module.run_model
+
+    def with_a_nan_weight(model, batch):
+        model.bert.embeddings.word_embeddings.weight.data[:] = np.nan
+        return real_run_model(model, batch)
+
+    pretrain_module.run_model = with_a_nan_weight
+    try:
+        with pytest.raises(TrainingDiverged) as error:
+            pretrain(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent, **quiet())
+    finally:
+        pretrain_module.run_model = real_run_model
     message = str(error.value)
     assert "step 4" in message and "checkpoint.npz (step 3)" in message and "--lr" in message
+    assert "word_embeddings" in message
     assert load_checkpoint(tmp_path / "run" / "checkpoint.npz").position.step == 3
 
 
@@ -174,12 +182,22 @@ def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tm
     """Weights, Adam's moments and step counts, the schedule position and the generator state come back
     exactly into freshly built objects."""
     config = small_config(small_corpus, steps=4)
-    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent,
-                      progress=ProgressLine(io.StringIO(), live=False), log=lambda _: None)
-    run.run(show_examples=False)
+    trained = {}
+    real_open_run = pretrain_module.open_run
+
+    def keep_the_run(*args, **kwargs):  # the run object the loop trains, to compare with after
+        trained["run"] = real_open_run(*args, **kwargs)
+        return trained["run"]
+
+    pretrain_module.open_run = keep_the_run
+    try:
+        pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, **quiet())
+    finally:
+        pretrain_module.open_run = real_open_run
+    run = trained["run"]
     checkpoint = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
     model = run_setup.build_model(config, run.tokenizer.vocab_size)
-    optimizer = run_setup.build_optimizer(model, config)
+    optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = run_setup.build_scheduler(optimizer, config, 4)
     restore(checkpoint, model, optimizer, scheduler)
     for (name, ours), theirs in zip(model.named_parameters(), run.model.parameters(), strict=True):
@@ -200,7 +218,7 @@ def test_resume_refuses_settings_that_change_the_numbers(small_corpus, tmp_path)
     config = small_config(small_corpus, steps=4)
     pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, stop_after_steps=2, **quiet())
     with pytest.raises(CheckpointError, match=r"lr=0\.001, not 0\.005"):
-        Pretraining(None, tmp_path / "run", resume=True, overrides={"lr": 5e-3}, data_dir=small_corpus.parent)
+        open_run(None, tmp_path / "run", resume=True, overrides={"lr": 5e-3}, data_dir=small_corpus.parent)
     result = pretrain(None, tmp_path / "run", resume=True, overrides={"minutes": 30.0, "eval_every": 1},
                       data_dir=small_corpus.parent, **quiet())
     assert result.step == 4
@@ -210,10 +228,10 @@ def test_resume_and_new_run_guard_the_folder(small_corpus, tmp_path):
     """--resume with no checkpoint, and a new run over an existing one, are refused with the fix."""
     config = small_config(small_corpus, steps=2)
     with pytest.raises(CheckpointError, match="without --resume"):
-        Pretraining(config, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
+        open_run(config, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
     pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, **quiet())
     with pytest.raises(CheckpointError, match="already holds a run"):
-        Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent)
+        open_run(config, tmp_path / "run", data_dir=small_corpus.parent)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "other file"])
@@ -229,20 +247,22 @@ def test_a_corrupt_checkpoint_is_refused_clearly(small_corpus, tmp_path, damage)
     else:
         BertForPreTraining(BertConfig.preset("tiny")).save(path)
     with pytest.raises(CheckpointError, match="checkpoint.npz"):
-        Pretraining(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
+        open_run(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
 
 
 def test_a_checkpoint_from_a_different_model_is_refused(small_corpus, tmp_path):
     """A checkpoint whose model config differs from the one the run builds is refused, naming both."""
     config = small_config(small_corpus, steps=2)
-    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent,
-                      progress=ProgressLine(io.StringIO(), live=False), log=lambda _: None)
+    run = open_run(config, tmp_path / "run", data_dir=small_corpus.parent, log=lambda _: None)
+    run.start_schedule(config.steps)
+    run.lock.release()
     other = run_setup.build_model(config.replace(model="mini", max_seq_length=32), run.tokenizer.vocab_size)
-    save_checkpoint(tmp_path / "run" / "checkpoint.npz", other, run_setup.build_optimizer(other, config),
+    save_checkpoint(tmp_path / "run" / "checkpoint.npz", other,
+                    bert_optimizer(other.named_parameters(), **config.optimizer_settings()),
                     run.scheduler, config, run.position, run.data_fingerprint)
     assert load_checkpoint(tmp_path / "run" / "checkpoint.npz").model_config["hidden_size"] == 256
     with pytest.raises(CheckpointError, match="another config.*H=256.*H=64"):
-        Pretraining(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
+        open_run(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent)
 
 
 def test_timed_evaluations_follow_the_clock_not_the_steps(small_corpus, tmp_path):
@@ -282,8 +302,8 @@ def test_settings_that_cannot_work_are_refused(small_corpus, changes, words):
 def test_a_batch_larger_than_the_training_split_is_refused(small_corpus, tmp_path):
     """A batch size no epoch can fill would loop forever: refused with the split's size."""
     with pytest.raises(DataError, match="fewer than batch_size=100000"):
-        Pretraining(small_config(small_corpus, steps=2, batch_size=100000), tmp_path / "run",
-                    data_dir=small_corpus.parent)
+        open_run(small_config(small_corpus, steps=2, batch_size=100000), tmp_path / "run",
+                 data_dir=small_corpus.parent)
 
 
 def test_unknown_presets_and_fields_are_refused():
@@ -524,7 +544,6 @@ def test_a_batch_stream_over_epochs_without_batches_stops():
     """batch_stream loops over epochs until its caller stops; an epoch of no batch made it spin forever
     without yielding. It is refused instead; a stream that skips a whole epoch moves on to the next."""
     from minibert.errors import DataError
-    from minibert.train.pretrain import batch_stream
 
     class Batches:
         def __init__(self, sizes):
@@ -558,28 +577,42 @@ def test_planned_steps_fill_the_time_left_without_passing_it(short, long, share,
     switch), and no less than 90% of it."""
     config = run_preset("mini", short_share=share, eval_every=200, eval_batches=20)
     done = int(done_share * left / long)
-    total = run_setup.plan_steps(short, long, config, left, done, margin=0.97)
+    total = step_plan.plan_steps(short, long, config, left, done, margin=0.97)
     if total > done + 1:
         spent = seconds_of(total, done, short, long, config)
         assert spent <= 0.97 * left + long
         assert spent >= 0.9 * 0.97 * left - long
 
 
-def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small_corpus, tmp_path):
+class Seen(Exception):
+    """Raised by a test's hook once it has seen what it waited for."""
+
+
+def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small_corpus, tmp_path, monkeypatch):
     """A quarter of the way in, a minutes-planned stable-decay run plans its total again from its own steps
     (logged as a "plan" record); the rate goes on at the peak, with no second warmup, under the new total
     (which a resumed run reads from the checkpoint's position)."""
     config = small_config(small_corpus, minutes=0.5, schedule="stable-decay", eval_every=1000, log_every=50,
                           checkpoint_every=1000)
-    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent, progress=quiet()["progress"],
-                      log=lambda _: None)
-    first_plan, replan_from = run.position.total_steps, run.replan_from
+    seen = {}
+    real_show = pretrain_module.show_progress
+
+    def watch(progress, run, clock, recent):  # called after each step: stop one step after the new plan
+        real_show(progress, run, clock, recent)
+        if run.position.step == clock.replan_from + 1:
+            seen.update(run=run, replan_from=clock.replan_from)
+            raise Seen
+
+    monkeypatch.setattr(pretrain_module, "show_progress", watch)
+    with pytest.raises(Seen):
+        pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, **quiet())
+    run, replan_from = seen["run"], seen["replan_from"]
+    first_plan = read_log(tmp_path / "run" / "log.jsonl")[0]["total_steps"]  # the "start" record
     assert replan_from == max(round(0.25 * first_plan), 20)
-    old_rate = run_setup.schedule_for(config, first_plan)
-    run.run(stop_after_steps=replan_from + 1, show_examples=False)
     plans = [record for record in read_log(tmp_path / "run" / "log.jsonl") if record["kind"] == "plan"]
     assert [(p["step"], p["planned"], p["total_steps"]) for p in plans] == [
         (replan_from, first_plan, run.position.total_steps)]
+    old_rate = run_setup.schedule_for(config, first_plan)
     new_rate = run_setup.schedule_for(config, run.position.total_steps)
     assert old_rate(replan_from) == new_rate(replan_from) == new_rate(replan_from + 1) == 1.0
     assert run.optimizer.param_groups[0]["lr"] == config.lr  # the rate of the next step: still the peak
@@ -591,15 +624,16 @@ def test_a_mini_run_too_short_to_learn_says_how_many_minutes_would_do(small_corp
     starts, and the minutes it names fit them (planned the same way); a fast machine, or another model, hears
     nothing of it."""
     def planned(model, minutes, pass_seconds, folder):
-        monkeypatch.setattr(run_setup, "measure_pass_seconds", lambda *args: pass_seconds)
+        monkeypatch.setattr(step_plan, "measure_pass_seconds", lambda *args: pass_seconds)
         lines = []
         config = small_config(small_corpus, model=model, minutes=minutes, schedule="stable-decay",
                               eval_every=200)
+        run = open_run(config, tmp_path / folder, data_dir=small_corpus.parent, log=lambda _: None)
+        run.lock.release()
         # as if setting up had taken 4 minutes (a cold start on a slow machine takes one): the minutes named
         # must count them too
-        run = Pretraining(config, tmp_path / folder, data_dir=small_corpus.parent, started=time.perf_counter() - 240,
-                          progress=quiet()["progress"], log=lines.append)
-        return run.position.total_steps, [line for line in lines if "--minutes" in line]
+        steps = RunClock(run, started=time.perf_counter() - 240).first_plan(lines.append)
+        return steps, [line for line in lines if "--minutes" in line]
 
     steps, advice = planned("mini", 15, 2.0, "slow")
     assert steps < MINI_STEPS_TO_LEARN and len(advice) == 1
@@ -615,7 +649,7 @@ def test_recent_steps_count_wall_time_less_evaluations_in_long_steps():
     """A step's time is how far the clock moved since the step before, less the evaluations; a short step
     counts as short_to_long times its time; the mean is over the last `size` steps, and none below
     MIN_STEPS."""
-    recent = run_setup.RecentSteps(short_to_long=1.5, size=30)
+    recent = step_plan.RecentSteps(short_to_long=1.5, size=30)
     recent.start(elapsed_seconds=100.0, evaluation_seconds=4.0)
     elapsed, evaluations = 100.0, 4.0
     for step in range(1, 41):
@@ -623,7 +657,7 @@ def test_recent_steps_count_wall_time_less_evaluations_in_long_steps():
         if step == 30:  # an evaluation of 7 s came after the step before
             elapsed, evaluations = elapsed + 7.0, evaluations + 7.0
         recent.add(elapsed, evaluations, short=step <= 20)
-        if step == run_setup.RecentSteps.MIN_STEPS - 1:
+        if step == step_plan.RecentSteps.MIN_STEPS - 1:
             assert recent.long_step_seconds() is None
         if step == 20:
             assert recent.long_step_seconds() == pytest.approx(1.5)
@@ -636,28 +670,30 @@ def test_plans_go_on_until_the_cool_down_and_fill_the_time_left(small_corpus, tm
     is, and before, it moves the start with the total."""
     config = small_config(small_corpus, minutes=0.5, schedule="stable-decay", decay=0.2, warmup=0.1,
                           short_seq_length=16, short_share=0.5, eval_every=100)
-    run = Pretraining(config, tmp_path / "run", data_dir=small_corpus.parent, progress=quiet()["progress"],
-                      log=lambda _: None)
-    position = run.position
-    position.total_steps, run.short_steps, run.replan_from = 1000, 500, 250
+    run = open_run(config, tmp_path / "run", data_dir=small_corpus.parent, log=lambda _: None)
+    run.lock.release()
+    run.start_schedule(1000)
+    clock, position, progress = RunClock(run, time.perf_counter()), run.position, quiet()["progress"]
+    run.short_steps, clock.replan_from = 500, 250
     due = []
     for step in range(1000):
         position.step = step
-        if run._replan_due():
+        if clock.replan_due():
             due.append(step)
     assert due == list(range(250, 799, REPLAN_EVERY))  # the cool-down starts at step 800
 
     # long steps of 1.0 s each, evaluations of 10 s, 200 s left
-    run.recent_steps = run_setup.RecentSteps(short_to_long=2.0, size=REPLAN_WINDOW)
-    run.recent_steps.seconds.extend([1.0] * REPLAN_WINDOW)
+    clock.recent_steps = step_plan.RecentSteps(short_to_long=2.0, size=REPLAN_WINDOW)
+    clock.recent_steps.seconds.extend([1.0] * REPLAN_WINDOW)
+    clock.pass_seconds = clock.short_pass_seconds = 1.0
     position.step, position.elapsed_seconds = 600, 180.0
-    run.evaluation_seconds = 10.0
-    run._replan(time_limit=380.0)
+    clock.evaluation_seconds, clock.time_limit = 10.0, 380.0
+    clock.replan(progress)
     planned = position.total_steps - 600
     per_step = 1.0 + 10.0 / config.eval_every
     assert 0.9 * 0.95 * 200 <= planned * per_step <= 0.95 * 200
     assert run.short_steps == 500
 
-    position.step, position.total_steps = 300, 1000
-    run._replan(time_limit=1000.0)
+    position.step, position.total_steps, clock.time_limit = 300, 1000, 1000.0
+    clock.replan(progress)
     assert run.short_steps == round(0.5 * position.total_steps) > 300

@@ -33,13 +33,16 @@ from minibert.data.corpora.synthetic import corpus_documents
 from minibert.errors import CheckpointError, MinibertError
 from minibert.io import load_arrays, save_arrays
 from minibert.model.memory import OutOfMemoryError
+from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
+from minibert.train import pretraining_loop as pretrain_module
 from minibert.train import run_setup
 from minibert.train.checkpointing import load_checkpoint, restore
 from minibert.train.logs import read_log
 from minibert.train.presets import run_preset
-from minibert.train.pretrain import Pretraining, TrainingDiverged, pretrain
+from minibert.train.pretraining_loop import pretrain
 from minibert.train.progress import ProgressLine
+from minibert.train.update import TrainingDiverged
 
 KILL_ROUNDS = int(os.environ.get("MINIBERT_KILL_ROUNDS", "2"))
 # The run every test here trains: tiny model, 32-token sequences, batches of 8, on one core.
@@ -177,9 +180,8 @@ def test_sigint_saves_where_it_stopped_and_resumes_exactly(corpus, tmp_path, ref
     assert status == 130, stderr
     assert "stopping after this step" in stderr and "--resume" in stderr
     assert [record["step"] for record in read_log(run_dir / "log.jsonl") if record["kind"] == "train"] == [1, 2, 3]
-    straight = Pretraining(config(corpus, steps=steps, checkpoint_every=10_000), tmp_path / "straight",
-                           data_dir=corpus.parent, **quiet())
-    straight.run(stop_after_steps=3, show_examples=False)
+    pretrain(config(corpus, steps=steps, checkpoint_every=10_000), tmp_path / "straight", data_dir=corpus.parent,
+             stop_after_steps=3, show_examples=False, **quiet())
     assert_same_run_state(run_dir / "checkpoint.npz", tmp_path / "straight" / "checkpoint.npz")
     pretrain(None, run_dir, resume=True, data_dir=corpus.parent, show_examples=False, **quiet())
     assert step_losses(run_dir) == reference_losses
@@ -237,16 +239,32 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
     that layer's weight after step 4: the run stops at step 5 naming that parameter, before any weight
     changes: the weights are exactly those of the step-4 checkpoint, the last good state."""
     name = "bert.encoder.layer.1.output.dense.weight"
-    run = Pretraining(config(corpus, steps=10, checkpoint_every=4), tmp_path / "run", data_dir=corpus.parent,
-                      **quiet())
-    if where == "gradient":
-        poison_gradient(monkeypatch, run.model, name, at_backward=5)
-    else:
-        run.run(stop_after_steps=4, show_examples=False)
-        run.model.state_dict()[name][0, 0] = np.nan
-    before = {key: value.copy() for key, value in run.model.state_dict().items()}
+    run_config, seen = config(corpus, steps=10, checkpoint_every=4), {}
+    if where == "weight":
+        pretrain(run_config, tmp_path / "run", data_dir=corpus.parent, stop_after_steps=4, show_examples=False,
+                 **quiet())
+    real_open_run, real_run_model = pretrain_module.open_run, pretrain_module.run_model
+
+    def open_run(*args, **kwargs):  # the run the loop trains, poisoned in its 5th backward pass
+        seen["run"] = real_open_run(*args, **kwargs)
+        if where == "gradient":
+            poison_gradient(monkeypatch, seen["run"].model, name, at_backward=5)
+        return seen["run"]
+
+    def run_model(model, batch):  # the resumed run's first forward pass meets a NaN weight
+        if "before" not in seen:
+            model.state_dict()[name][0, 0] = np.nan
+            seen["before"] = {key: value.copy() for key, value in model.state_dict().items()}
+        return real_run_model(model, batch)
+
+    monkeypatch.setattr(pretrain_module, "open_run", open_run)
+    if where == "weight":
+        monkeypatch.setattr(pretrain_module, "run_model", run_model)
     with pytest.raises(TrainingDiverged) as caught:
-        run.run(show_examples=False)
+        pretrain(run_config if where == "gradient" else None, tmp_path / "run", resume=where == "weight",
+                 data_dir=corpus.parent, show_examples=False, **quiet())
+    run = seen["run"]
+    before = seen.get("before")
     message = str(caught.value)
     assert "step 5:" in message and name in message and "checkpoint.npz (step 4)" in message, message
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
@@ -267,8 +285,7 @@ def test_a_batch_far_too_large_is_refused_before_the_model_is_built(corpus, tmp_
     built = []
     monkeypatch.setattr("minibert.train.run_setup.BertForPreTraining", lambda *a, **k: built.append(1))
     with pytest.raises(OutOfMemoryError, match="batch_size=1024"):
-        Pretraining(config(corpus, steps=1, batch_size=1024), tmp_path / "run", data_dir=corpus.parent,
-                    **quiet())
+        pretrain(config(corpus, steps=1, batch_size=1024), tmp_path / "run", data_dir=corpus.parent, **quiet())
     assert not built
 
 
@@ -307,12 +324,12 @@ class SavedRun(tuple):
 
 
 def resume_pieces(path, vocab_size):
-    """What `Pretraining` does with a checkpoint when resuming, without the data: read it, rebuild the run's
-    objects from its config, put its state into them. Returns the model."""
+    """What a resumed run does with its checkpoint (minibert/train/run.py), without the data: read it, rebuild
+    the run's objects from its config, put its state into them. Returns the model."""
     checkpoint = load_checkpoint(path)
     run_config = run_setup.config_for_resume(checkpoint.run_config, {})
     model = run_setup.build_model(run_config, vocab_size)
-    optimizer = run_setup.build_optimizer(model, run_config)
+    optimizer = bert_optimizer(model.named_parameters(), **run_config.optimizer_settings())
     scheduler = run_setup.build_scheduler(optimizer, run_config, checkpoint.position.total_steps)
     restore(checkpoint, model, optimizer, scheduler)
     return model

@@ -16,7 +16,7 @@ from minibert.finetune.saved_model import load_finetuned
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
 from minibert.train.loading import load_for_inference
-from minibert.train.pretrain import pretrain
+from minibert.train.pretraining_loop import pretrain
 
 OTHER = "ab ba ab.\nba ab ba.\n\nab ab ba.\nba ba ab.\n"
 SMALL = ("the quick brown fox jumps over the lazy dog.\nsphinx of black quartz judge my vow.\n\n"

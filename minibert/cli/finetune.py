@@ -70,6 +70,8 @@ def run(args):
         if kind != "classification":
             raise ConfigError(f"--regression is for classification tasks (glue-tsv), not {args.task}")
         options["regression"] = True
+    if not args.plain:
+        print("speed layer on: fused layers and the threads plan (minibert/fast; --plain: off)")
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                               warmup_proportion=args.warmup, seed=args.seed, plain=args.plain)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,

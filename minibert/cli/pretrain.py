@@ -103,7 +103,7 @@ def add_arguments(parser):
 
 def run(args):
     from minibert.train.presets import run_preset
-    from minibert.train.pretrain import pretrain
+    from minibert.train.pretraining_loop import pretrain
     from minibert.train.progress import ProgressLine
 
     fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp", "short_phase_nsp", "plain"]

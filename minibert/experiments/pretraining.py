@@ -3,7 +3,7 @@
 An experiment pretrains dozens of small models and keeps none of them, so it skips what a run of
 `python -m minibert pretrain` adds around the step (logs, checkpoints, the clock): it builds the data, the
 model, the optimizer and the schedule with `minibert/train/run_setup.py` from a `RunConfig`, and calls
-`train_step` (minibert/train/pretrain.py) on the batches, as a run does. Two calls with the same config
+`train_step` (minibert/train/update.py) on the batches, as a run does. Two calls with the same config
 give the same model, bit for bit.
 """
 
@@ -15,10 +15,12 @@ import numpy as np
 
 from minibert.data.problems import DataWarning
 from minibert.fast import accelerate, process_plan
+from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.evaluate import evaluate
-from minibert.train.pretrain import batch_stream, train_step
+from minibert.train.run import batch_stream
+from minibert.train.update import train_step
 
 
 @dataclass
@@ -51,7 +53,7 @@ def pretrain_in_memory(config, data_dir, transform=None, steps=None):
     """
     tokenizer, train_batches, eval_batches, model = open_run(config, data_dir)
     steps = steps or config.steps
-    optimizer = run_setup.build_optimizer(model, config)
+    optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = run_setup.build_scheduler(optimizer, config, steps)
     parameters = model.parameters()
     with process_plan(config.threads):

@@ -15,8 +15,8 @@ from minibert.experiments.pretraining import held_out_mlm_accuracy, open_run, pr
 from minibert.experiments.runner import Experiment
 from minibert.experiments.setup import base_settings, data_dir, eval_batches, run_config
 from minibert.fast import process_plan
-from minibert.train import run_setup
 from minibert.train.presets import RUN_PRESETS
+from minibert.train.step_plan import measure_pass_seconds
 
 MODELS = {"tiny": "tiny (2x64)", "tiny-deep": "tiny-deep (4x64)", "mini": "mini (4x256)"}
 ARMS = {f"{model}-{budget}": f"{label}, equal {budget}" for budget in ("steps", "time") for model, label in
@@ -40,7 +40,7 @@ def steps_in(config, settings, seconds):
     (clipping, the optimizer, the next batch), as the pretrain command plans."""
     _, train_batches, _, model = open_run(config, data_dir(settings))
     with process_plan(config.threads):
-        pass_seconds = run_setup.measure_pass_seconds(model, next(train_batches.epoch(0)), config.use_nsp)
+        pass_seconds = measure_pass_seconds(model, next(train_batches.epoch(0)), config.use_nsp)
     return max(1, int(seconds / (pass_seconds * 1.15)))
 
 

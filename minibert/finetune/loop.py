@@ -35,8 +35,8 @@ from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.logs import LOG_FILE, RunLog
-from minibert.train.pretrain import TrainingDiverged, checked_update
 from minibert.train.progress import ProgressLine, format_duration
+from minibert.train.update import TrainingDiverged, checked_update
 
 
 @dataclass

@@ -39,13 +39,14 @@ def bert_param_groups(named_parameters, weight_decay=BERT_DEFAULTS["weight_decay
     return [group for group in (decayed, not_decayed) if group["params"]]
 
 
-def bert_optimizer(named_parameters, lr, rule="bert_adam"):
-    """An optimizer with BERT's defaults (`BERT_DEFAULTS`) and BERT's weight-decay exclusions.
+def bert_optimizer(named_parameters, lr, rule="bert_adam", weight_decay=BERT_DEFAULTS["weight_decay"],
+                   betas=BERT_DEFAULTS["betas"], eps=BERT_DEFAULTS["eps"]):
+    """An optimizer with BERT's weight-decay exclusions and, unless told otherwise, BERT's defaults
+    (`BERT_DEFAULTS`): the one builder that pretraining, fine-tuning and the lessons use.
 
     `rule` picks the update: "bert_adam" (Google's, no bias correction), "adamw" or "adam".
     """
     if rule not in RULES:
         raise ConfigError(f"rule={rule!r} is not an optimizer; choose one of {sorted(RULES)}")
-    groups = bert_param_groups(named_parameters, BERT_DEFAULTS["weight_decay"])
-    return RULES[rule](groups, lr=lr, betas=BERT_DEFAULTS["betas"], eps=BERT_DEFAULTS["eps"],
-                       weight_decay=BERT_DEFAULTS["weight_decay"])
+    groups = bert_param_groups(named_parameters, weight_decay)
+    return RULES[rule](groups, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -1,15 +1,19 @@
 """Pretraining BERT and looking at what it learned.
 
-Start with presets.py (every setting of a run), run_setup.py (what a run builds before its first step) and
-pretrain.py (the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule); then the tools
+Start with presets.py (every setting of a run) and pretraining_loop.py (the loop: batch -> model -> loss -> backward ->
+clip -> optimizer -> schedule -> log -> evaluate -> checkpoint); then the helpers it calls, and the tools
 that look at a trained model: fill_mask.py, attention_view.py, sentence_encoder.py, probe.py. The comment
 below lists every module in reading order.
 """
 
 # Read in this order:
 # presets.py          RunConfig: every setting of a run, and the `tiny` and `mini` presets
-# run_setup.py        what a run builds before its first step: data, model, optimizer, schedule, checks
-# pretrain.py         the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule
+# pretraining_loop.py the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule -> ...
+# run.py              a run's objects, opened fresh or from its checkpoint; what the loop asks of them
+# run_setup.py        what a run builds before its first step: data, model, schedule, the resume checks
+# step_plan.py        the clock budget: the steps that fit in the minutes, planned and planned again
+# update.py           backward -> clip -> step -> schedule, refused when not finite; one step as others call it
+# interrupt.py        Ctrl-C as a request to stop after the current step
 # metrics.py          masked-LM and NSP accuracy, counted
 # evaluate.py         held-out evaluation on the split the model never trains on
 # checkpointing.py    atomic checkpoints that resume bit-exactly
@@ -25,10 +29,12 @@ from minibert.train.evaluate import Evaluation, evaluate
 from minibert.train.fill_mask import fill_mask
 from minibert.train.loading import load_for_inference
 from minibert.train.presets import RUN_PRESETS, RunConfig, run_preset
-from minibert.train.pretrain import Pretraining, RunResult, TrainingDiverged, pretrain, train_step
+from minibert.train.pretraining_loop import pretrain
+from minibert.train.run import RunResult
 from minibert.train.sentence_encoder import SentenceEncoder
+from minibert.train.update import TrainingDiverged, train_step
 
 __all__ = [
-    "RUN_PRESETS", "Evaluation", "Pretraining", "RunConfig", "RunResult", "SentenceEncoder", "TrainingDiverged",
+    "RUN_PRESETS", "Evaluation", "RunConfig", "RunResult", "SentenceEncoder", "TrainingDiverged",
     "evaluate", "fill_mask", "load_for_inference", "pretrain", "run_preset", "train_step",
 ]

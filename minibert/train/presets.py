@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from minibert.errors import ConfigError
 from minibert.model.config import PRESETS as MODEL_PRESETS
+from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
 
 # linear warmup then linear decay to 0 (BERT); warmup, the peak held, then a linear cool-down over the last
@@ -167,6 +168,12 @@ class RunConfig:
             raise ConfigError(f"dropout={self.dropout!r} must be a number in [0, 1) (BERT: 0.1)")
         if not (_is_number(self.max_grad_norm) and self.max_grad_norm > 0):
             raise ConfigError(f"max_grad_norm={self.max_grad_norm!r} must be a number > 0 (BERT: 1.0)")
+
+    def optimizer_settings(self):
+        """The run's optimizer, as `minibert.optim.bert_optimizer(model.named_parameters(), **these)` builds it:
+        its update rule, peak rate, weight decay and Adam's betas (BERT's first, the run's second)."""
+        return dict(lr=self.lr, rule=self.optimizer, weight_decay=self.weight_decay,
+                    betas=(BERT_DEFAULTS["betas"][0], self.adam_beta2))
 
     def short_phase(self):
         """The settings of the short-sequence steps (None without a schedule): the same tokens per batch in

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from minibert.autograd import no_grad
+from minibert.optim import bert_optimizer
 from minibert.train.presets import run_preset
-from minibert.train.pretrain import train_step
-from minibert.train.run_setup import build_model, build_optimizer, build_scheduler
+from minibert.train.run_setup import build_model, build_scheduler
+from minibert.train.update import train_step
 
 
 def read_probe(path, tokenizer):
@@ -74,7 +75,7 @@ def train_on_blanks(attention, items, tokenizer, steps, batch_size, seed=0):
     config = run_preset("tiny", use_nsp=False, attention=attention, steps=steps, batch_size=batch_size,
                         seed=seed)
     model = build_model(config, tokenizer.vocab_size)
-    optimizer = build_optimizer(model, config)
+    optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = build_scheduler(optimizer, config, steps)
     losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
               for batch in blank_batches(items, tokenizer, steps, batch_size, seed)]

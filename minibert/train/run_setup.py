@@ -1,17 +1,13 @@
 """Everything a pretraining run builds before its first step, and the checks that keep a run consistent.
 
 - `prepare_data`: the shards (built by `build_pretraining_data` when missing) and the vocabulary.
-- `build_model`, `build_optimizer`, `build_scheduler`: the objects of one run, from its `RunConfig`.
-- `plan_steps`: how many steps fit in `minutes` on this machine, from the measured speed of a few passes,
-  and later from the run's own steps (`RecentSteps`).
+- `build_model`, `build_scheduler`: the objects of one run, from its `RunConfig` (the optimizer is
+  `minibert.optim.bert_optimizer`).
 - `config_for_resume`: the saved run's settings, refusing changes that would not continue the same run.
 
 Every check here runs before training starts, so a mistake costs seconds, not a lost run.
 """
 
-import collections
-import math
-import time
 from functools import partial
 from pathlib import Path
 
@@ -21,21 +17,17 @@ from minibert.data import PretrainingBatches, build_pretraining_data
 from minibert.data.masking import MaskingConfig
 from minibert.data.shards import read_manifest
 from minibert.errors import CheckpointError, DataError, MinibertError
-from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+from minibert.model import BertConfig, BertForPreTraining
 from minibert.model.attention_init import mimetic_query_key
 from minibert.model.memory import check_step_memory
 from minibert.model.position_init import sinusoidal_positions
 from minibert.optim import (
     LRScheduler,
-    bert_param_groups,
     constant,
     linear_warmup_linear_decay,
     warmup_stable_decay,
 )
-from minibert.optim.adam import BERT_DEFAULTS
-from minibert.optim.bert_recipe import RULES
 from minibert.tokenizer.vocab import vocab_fingerprint
-from minibert.train.evaluate import run_model
 from minibert.train.presets import RunConfig
 
 # Settings that change no number of the run, only what it prints, saves and when it stops: a resumed run
@@ -96,14 +88,6 @@ def build_model(config, vocab_size):
     return model
 
 
-def build_optimizer(model, config):
-    """The run's update rule with BERT's weight-decay groups (no decay on LayerNorm and bias)."""
-    groups = bert_param_groups(model.named_parameters(), config.weight_decay)
-    betas = (BERT_DEFAULTS["betas"][0], config.adam_beta2)
-    return RULES[config.optimizer](groups, lr=config.lr, betas=betas,
-                                   eps=BERT_DEFAULTS["eps"], weight_decay=config.weight_decay)
-
-
 def build_scheduler(optimizer, config, total_steps):
     """The run's learning-rate schedule (`schedule_for`) applied to the optimizer's groups."""
     return LRScheduler(optimizer, schedule_for(config, total_steps))
@@ -125,86 +109,6 @@ def cooldown_start(config, total_steps):
     """The first step of a stable-decay schedule's cool-down: the last `decay` of the steps, after warmup."""
     warmup_steps = int(round(config.warmup * total_steps))
     return total_steps - min(total_steps - warmup_steps, int(round(config.decay * total_steps)))
-
-
-def measure_pass_seconds(model, batch, use_nsp, passes=4):
-    """Seconds for one forward and backward pass: the median of the passes after the first, which compiles
-    the kernels (the median, not the fastest, since the run's steps are what the plan must fit).
-
-    The passes draw dropout masks, so the random state is put back: measuring must not change the run.
-    """
-    rng_state = model.rng.bit_generator.state
-    times = []
-    for _ in range(passes):
-        started = time.perf_counter()
-        loss, _, _ = pretraining_loss(run_model(model, batch), batch["masked_lm_ids"],
-                                      batch["masked_lm_weights"], batch["next_sentence_labels"],
-                                      use_nsp=use_nsp)
-        loss.backward()
-        times.append(time.perf_counter() - started)
-    model.zero_grad()
-    model.rng.bit_generator.state = rng_state
-    return float(np.median(times[1:]))
-
-
-def plan_steps(short_seconds, long_seconds, config, seconds_left, done=0, margin=0.95,
-               evaluation_seconds=None):
-    """How many steps a run can have in all, `done` of them taken, with `seconds_left` to go.
-
-    short_seconds, long_seconds: one step on the short sequences (None: the run has none) and on the long
-    ones. The first `short_share` of the steps are short; every `eval_every` steps comes an evaluation, which
-    takes `evaluation_seconds` (when not yet timed: `eval_batches` long batches at about a third of a step
-    each). `margin` keeps some time for the unforeseen.
-    """
-    if evaluation_seconds is None:
-        evaluation_seconds = (config.eval_batches or 20) * long_seconds / 3
-    evaluation = evaluation_seconds / config.eval_every  # per step
-    short_share = config.short_share if short_seconds is not None else 0.0
-    short, long = (short_seconds or 0.0) + evaluation, long_seconds + evaluation
-    # total T: short steps up to short_share * T, all long after; the `done` ones were short while they
-    # could be
-    total = (seconds_left * margin + done * short) / (short_share * short + (1 - short_share) * long)
-    if short_share * total < done:  # the short steps are over: only long ones are left
-        total = done + seconds_left * margin / long
-    return max(done + 1, int(total))
-
-
-def minutes_for_steps(wanted, planned, seconds_left, seconds_fixed):
-    """The whole minutes a run would need for `wanted` steps, where `seconds_left` fit `planned` of them and
-    `seconds_fixed` (setting up, the final evaluation) do not grow with the steps."""
-    return math.ceil((seconds_fixed + seconds_left * wanted / planned) / 60)
-
-
-class RecentSteps:
-    """The wall time of a run's last `size` steps, each counted as the long-sequence step it stands for.
-
-    A step's wall time is how far the run's clock moved since the step before, less the evaluations (they
-    are planned apart, `plan_steps`): the step itself, its batch, the logs and the checkpoints. A short step
-    counts `short_to_long` times its seconds (what the passes timed before training said a long step costs
-    against a short one), so one window spans the switch from short to long sequences."""
-
-    MIN_STEPS = 20  # fewer steps say little about the rest of the run
-
-    def __init__(self, short_to_long, size):
-        self.short_to_long = short_to_long
-        self.seconds = collections.deque(maxlen=size)
-        self.clock = None  # (elapsed seconds, evaluation seconds in all) after the last step
-
-    def start(self, elapsed_seconds, evaluation_seconds):
-        self.clock = (elapsed_seconds, evaluation_seconds)
-
-    def add(self, elapsed_seconds, evaluation_seconds, short):
-        """After a step (`short`: on the short sequences): the run's clocks now."""
-        last_elapsed, last_evaluation = self.clock
-        spent = (elapsed_seconds - last_elapsed) - (evaluation_seconds - last_evaluation)
-        self.seconds.append(spent * (self.short_to_long if short else 1.0))
-        self.clock = (elapsed_seconds, evaluation_seconds)
-
-    def long_step_seconds(self):
-        """The mean over the window: what a long step takes now. None with fewer than MIN_STEPS steps."""
-        if len(self.seconds) < self.MIN_STEPS:
-            return None
-        return sum(self.seconds) / len(self.seconds)
 
 
 def config_for_resume(saved, overrides):

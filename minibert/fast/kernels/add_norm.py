@@ -63,7 +63,7 @@ def add_norm_backward_numpy(grad_y, s, weight, mean, rstd, seed, keep):
 # (dropout.py), so the backward draws them again, and with the same seed the kernel keeps the same elements as
 # `dropout_forward`. The LayerNorm rows run through layernorm.py's own row functions. The sum may differ from
 # the three ops' in its last bit: LLVM computes residual + h * (1/keep) as one fused multiply-add, rounded
-# once instead of twice. `bench/kernels.py` times one call both ways ("add & norm" in docs/performance.md).
+# once instead of twice. `bench/kernel_speed.py` times one call both ways ("add & norm" in docs/performance.md).
 
 @njit(parallel=True, cache=True)
 def _add_norm_rows(h, residual, seed, threshold, inverse, weight, bias, eps):

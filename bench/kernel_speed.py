@@ -38,8 +38,10 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "lessons")]
 from blocked_matmul import blocked_matmul  # noqa: E402
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
-from minibert.kernels import add_norm, cross_entropy, dropout, gelu, layernorm, matmul, softmax  # noqa: E402
-from minibert.runtime.allocator import reuse_freed_memory  # noqa: E402
+from minibert.fast.allocator import reuse_freed_memory  # noqa: E402
+from minibert.fast.kernels import add_norm, bias_gelu  # noqa: E402
+from minibert.fast.kernels import seeded_dropout as dropout  # noqa: E402
+from minibert.kernels import cross_entropy, gelu, layernorm, matmul, softmax  # noqa: E402
 
 B, S, H, A, FFN, VOCAB, MASKED = 32, 128, 256, 4, 1024, 8192, 20
 D = H // A
@@ -111,19 +113,16 @@ def cases(rng):
         return (step(gelu.gelu_forward_numba, gelu.gelu_backward_numba),
                 step(gelu.gelu_forward_numpy, gelu.gelu_backward_numpy))
 
-    def gelu_training_step(with_slope):
-        # what training runs: y and dy/dx in one pass, then the backward is one multiplication
-        return lambda: grad_ffn * with_slope(hidden, "none")[1]
-
     def bias_gelu_step(forward, backward):
         # the feed-forward's GELU with the first Linear's bias added in its pass, and the bias gradient's sum
         return lambda: backward(grad_ffn, forward(hidden, ffn_bias, "none")[1])
 
-    def bias_gelu_plain_step(with_slope):
-        # the same as a bias add, GELU with its slope, one multiplication and NumPy's sum
+    def bias_gelu_plain_step(forward, backward):
+        # the same as the core runs it: a bias add, GELU's forward and backward kernels, and NumPy's sum
         def step():
-            grad = grad_ffn * with_slope(hidden + ffn_bias, "none")[1]
-            grad.sum(axis=0)
+            z = hidden + ffn_bias
+            forward(z, "none")
+            backward(grad_ffn, z, "none").sum(axis=0)
         return step
 
     def dropout_step(forward, backward):
@@ -169,13 +168,12 @@ def cases(rng):
         (f"softmax ({B},{A},{S},{S}) mask ({B},1,1,{S})", softmax_step(softmax), softmax_reference, None),
         (f"gelu exact ({B * S},{FFN})", *gelu_steps("none"), None),
         (f"gelu tanh ({B * S},{FFN})", *gelu_steps("tanh"), None),
-        (f"gelu exact with slope ({B * S},{FFN})", gelu_training_step(gelu.gelu_with_slope_numba),
-         gelu_training_step(gelu.gelu_with_slope_numpy), None),
         (f"bias + gelu exact with slope ({B * S},{FFN})",
-         bias_gelu_step(gelu.bias_gelu_with_slope_numba, gelu.bias_gelu_backward_numba),
-         bias_gelu_step(gelu.bias_gelu_with_slope_numpy, gelu.bias_gelu_backward_numpy), None),
-        ("  the same as bias add, gelu with slope, sum", bias_gelu_plain_step(gelu.gelu_with_slope_numba),
-         bias_gelu_plain_step(gelu.gelu_with_slope_numpy), None),
+         bias_gelu_step(bias_gelu.bias_gelu_with_slope_numba, bias_gelu.bias_gelu_backward_numba),
+         bias_gelu_step(bias_gelu.bias_gelu_with_slope_numpy, bias_gelu.bias_gelu_backward_numpy), None),
+        ("  the same as bias add, gelu, gelu backward, sum",
+         bias_gelu_plain_step(gelu.gelu_forward_numba, gelu.gelu_backward_numba),
+         bias_gelu_plain_step(gelu.gelu_forward_numpy, gelu.gelu_backward_numpy), None),
         (f"dropout p=0.1 ({B},{A},{S},{S})",
          dropout_step(dropout.dropout_forward_numba, dropout.dropout_backward_numba),
          dropout_step(dropout.dropout_forward_numpy, dropout.dropout_backward_numpy), None),
@@ -228,7 +226,8 @@ COMPILE_SNIPPET = """
 import time
 import numpy as np
 start = time.perf_counter()
-from minibert.kernels import add_norm, cross_entropy, gelu, layernorm, softmax
+from minibert.fast.kernels import add_norm, bias_gelu
+from minibert.kernels import cross_entropy, gelu, layernorm, softmax
 x = np.ones((4, 8), dtype=np.float32)
 y = softmax.softmax_forward_numba(x, np.zeros((1, 8), dtype=np.float32))
 softmax.softmax_backward_numba(x, y)
@@ -236,8 +235,8 @@ y = softmax.log_softmax_forward_numba(x)
 softmax.log_softmax_backward_numba(x, y)
 gelu.gelu_forward_numba(x)
 gelu.gelu_backward_numba(x, x)
-_, slope = gelu.bias_gelu_with_slope_numba(x, x[0], "none")
-gelu.bias_gelu_backward_numba(x, slope)
+_, slope = bias_gelu.bias_gelu_with_slope_numba(x, x[0], "none")
+bias_gelu.bias_gelu_backward_numba(x, slope)
 _, mean, rstd = layernorm.layer_norm_forward_numba(x, x[0], x[0], 1e-12)
 layernorm.layer_norm_backward_numba(x, x, x[0], mean, rstd)
 _, s, mean, rstd = add_norm.add_norm_forward_numba(x, x, np.uint64(1), 0.9, x[0], x[0], 1e-12)

@@ -1,0 +1,226 @@
+"""A pretraining run's objects, opened fresh from a `RunConfig` or restored from its folder's checkpoint, and
+what the loop asks of them: the batches from the run's position on, an evaluation, a checkpoint, the end.
+
+`open_run` builds everything before the first step, so a mistake costs seconds, not a lost run: the folder
+(locked, io/run_lock.py, so two runs never mix in it; a folder that holds another run or files of the
+user's is refused), the data (built when missing), the tokenizer, the model, the optimizer, and, when
+resuming, the checkpoint's weights, optimizer, schedule, random state and position.
+"""
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from minibert.data.problems import DataWarning
+from minibert.errors import CheckpointError, DataError
+from minibert.io.atomic import atomic_write
+from minibert.io.overwrite import check_can_write
+from minibert.io.pretrained import VOCAB_FILE
+from minibert.io.run_lock import RunLock
+from minibert.optim import bert_optimizer
+from minibert.tokenizer import BertTokenizer
+from minibert.train import run_setup
+from minibert.train.checkpointing import (
+    CHECKPOINT_FILE,
+    RunPosition,
+    load_checkpoint,
+    remove_partial_files,
+    restore,
+    save_checkpoint,
+)
+from minibert.train.evaluate import evaluate
+from minibert.train.fill_mask import masked_examples
+from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
+from minibert.train.progress import format_duration
+from minibert.viz import sparkline
+
+
+@dataclass
+class RunResult:
+    out_dir: Path
+    step: int
+    total_steps: int
+    stopped: str  # "finished", "time limit", "interrupted", "paused"
+    evaluation: object  # the last `Evaluation`, or None
+
+
+@dataclass
+class Run:
+    config: object  # the RunConfig
+    out_dir: Path
+    lock: RunLock
+    tokenizer: BertTokenizer
+    train_batches: object  # PretrainingBatches of max_seq_length tokens
+    short_batches: object  # of short_seq_length tokens, or None
+    eval_batches: object  # held-out, or None for a corpus too small to hold documents out
+    model: object  # BertForPreTraining
+    optimizer: object
+    position: RunPosition  # total_steps None: a new run still to be planned from the clock
+    data_fingerprint: dict
+    log: RunLog
+    checkpoint: object = None  # the TrainingCheckpoint resumed from
+    scheduler: object = None
+    short_steps: int = 0  # the first steps, on the short sequences
+    last_checkpoint_step: int | None = None
+    evaluation: object = None  # the last `Evaluation`
+    last_evaluation_step: int | None = None
+
+    @property
+    def checkpoint_path(self):
+        return self.out_dir / CHECKPOINT_FILE
+
+    def start_schedule(self, total_steps):
+        """The learning-rate schedule over `total_steps`, and where the short sequences end; a resumed run
+        then takes its schedule's position (and every other state) from the checkpoint."""
+        self.position.total_steps = total_steps
+        self.scheduler = run_setup.build_scheduler(self.optimizer, self.config, total_steps)
+        self.short_steps = round(self.config.short_share * total_steps) if self.short_batches else 0
+        if self.checkpoint is not None:
+            restore(self.checkpoint, self.model, self.optimizer, self.scheduler)
+            remove_partial_files(self.out_dir)
+            self.log.drop_after(self.position.step)
+
+    def batches(self):
+        """(epoch, index in epoch, batch) from the run's position on: short sequences for the first
+        `short_steps` steps, then the long ones."""
+        position = self.position
+        batches = self.short_batches if position.step < self.short_steps else self.train_batches
+        return batch_stream(batches, position.epoch, position.batches_into_epoch)
+
+    def step_config(self):
+        """The settings of the next step: the short steps leave the sentence-pair loss out unless
+        `short_phase_nsp` (docs/learning.md, "A third round")."""
+        short = self.position.step < self.short_steps
+        return self.config.replace(use_nsp=False) if short and not self.config.short_phase_nsp else self.config
+
+    def evaluate(self):
+        self.evaluation = evaluate(self.model, self.eval_batches, self.config.eval_batches, self.config.use_nsp)
+        self.last_evaluation_step = self.position.step
+        self.log.write("eval", step=self.position.step, elapsed=self.position.elapsed_seconds,
+                       **self.evaluation.to_dict())
+        return self.evaluation
+
+    def save(self):
+        save_checkpoint(self.checkpoint_path, self.model, self.optimizer, self.scheduler, self.config,
+                        self.position, self.data_fingerprint)
+        self.last_checkpoint_step = self.position.step
+
+    def finish(self, stopped, show_examples, log):
+        """The end of a session (its last step saved and evaluated): the curves, what to type to go on, and
+        how the model fills masks in held-out text. Returns the `RunResult`."""
+        position = self.position
+        self.log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds)
+        records = read_log(self.log.path)
+        curves = draw_curves(records, self.out_dir)
+        losses = [loss for record in records if record["kind"] == "train" for loss in record["losses"]]
+        log(f"{stopped} at step {position.step} of {position.total_steps} after "
+            f"{format_duration(position.elapsed_seconds)}; checkpoint {self.checkpoint_path}")
+        if losses:
+            log(f"loss {losses[0]:.2f} -> {losses[-1]:.2f}  {sparkline(losses, width=60)}")
+        if curves:
+            log("curves: " + ", ".join(str(path) for path in curves))
+        if position.step < position.total_steps:
+            log(f"continue with: --resume --out {self.out_dir}")
+        if show_examples and self.eval_batches is not None:
+            log("how the model fills masks in held-out text:")
+            for line in masked_examples(self.model, self.tokenizer, next(self.eval_batches.epoch(0))):
+                log(line)
+        return RunResult(self.out_dir, position.step, position.total_steps, stopped, self.evaluation)
+
+
+def batch_stream(batches, epoch, skip):
+    """Yield (epoch, index in epoch, batch) from batch `skip` of `epoch` on, epoch after epoch.
+
+    Epoch e's batches and masks depend only on (seed, e), so skipping the used ones replays a stopped
+    run's data exactly (masking a batch takes milliseconds, so the skip is quick). An epoch without a single
+    batch would make this loop spin forever without yielding, so it is refused."""
+    while True:
+        count = 0
+        for count, batch in enumerate(batches.epoch(epoch), start=1):
+            if count > skip:
+                yield epoch, count - 1, batch
+        if count == 0:
+            raise DataError(f"epoch {epoch} of the training data holds no batch; use a smaller --batch-size or "
+                            "a larger corpus")
+        epoch, skip = epoch + 1, 0
+
+
+def open_run(config, out_dir, resume=False, overrides=None, data_dir=None, overwrite=False, log=print):
+    """A `Run` in `out_dir`, its folder locked until `run.lock.release()`; see the module docstring.
+
+    config: a `RunConfig`. To resume, config may be None: the checkpoint's settings are used, with
+    `overrides` ({field: value}) applied; settings that decide the run's numbers cannot change.
+    overwrite: start afresh in a folder that holds another run or files of the user's.
+    """
+    out_dir = Path(out_dir)
+    lock = RunLock(out_dir).acquire()
+    try:
+        return _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log):
+    checkpoint = _checkpoint_to_resume(out_dir, lock, resume, overwrite)
+    if checkpoint is not None:
+        asked = config.to_dict() if config is not None else (overrides or {})
+        config = run_setup.config_for_resume(checkpoint.run_config, asked)
+    shard_dir, vocab_path, fingerprint = run_setup.prepare_data(config, data_dir, log)
+    tokenizer = BertTokenizer(vocab_path)
+    train_batches, eval_batches = run_setup.open_batches(shard_dir, config)
+    short_batches = None  # the training batches of the short-sequence steps, if the run has them
+    if config.short_phase() is not None:
+        with warnings.catch_warnings():
+            # Cutting long sentences is the point of the short sequences, not a problem with the data.
+            warnings.simplefilter("ignore", DataWarning)
+            short_dir, _, short_fingerprint = run_setup.prepare_data(config.short_phase(), data_dir, log)
+        short_batches, _ = run_setup.open_batches(short_dir, config.short_phase())
+        fingerprint["short_rows"] = short_fingerprint["rows"]
+    model = run_setup.build_model(config, tokenizer.vocab_size)
+    optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
+    run = Run(config, out_dir, lock, tokenizer, train_batches, short_batches, eval_batches, model, optimizer,
+              RunPosition(total_steps=config.steps), fingerprint, RunLog(out_dir / LOG_FILE), checkpoint)
+    if checkpoint is None:
+        # An attempt killed before its first checkpoint left the log of steps now lost, and perhaps half a
+        # checkpoint: this run starts from nothing, so they go.
+        remove_partial_files(out_dir)
+        run.log.path.unlink(missing_ok=True)
+        run.checkpoint_path.unlink(missing_ok=True)  # only there with overwrite=True
+        _copy_vocabulary(vocab_path, out_dir)
+    else:
+        run_setup.check_same_run(checkpoint, model, fingerprint, run.checkpoint_path)
+        run.position, run.last_checkpoint_step = checkpoint.position, checkpoint.position.step
+        if not (out_dir / VOCAB_FILE).is_file():  # deleted: the data's is the same (same sha256)
+            _copy_vocabulary(vocab_path, out_dir)
+            log(f"restored {out_dir / VOCAB_FILE} from {vocab_path}")
+    return run
+
+
+def _copy_vocabulary(vocab_path, out_dir):
+    """The data's vocab.txt into the run folder, where fill-mask and attention read it."""
+    with atomic_write(out_dir / VOCAB_FILE) as file:
+        file.write(Path(vocab_path).read_bytes())
+
+
+def _checkpoint_to_resume(out_dir, lock, resume, overwrite):
+    path = out_dir / CHECKPOINT_FILE
+    if resume and not path.is_file():
+        raise CheckpointError(f"no checkpoint to resume in {out_dir} ({CHECKPOINT_FILE} is missing); start the "
+                              "run without --resume")
+    if not resume and path.is_file() and not overwrite:
+        raise CheckpointError(f"{out_dir} already holds a run; continue it with --resume, or start a new one in "
+                              "another folder (--out DIR), or over this one with --overwrite")
+    if not resume and not overwrite and not _holds_a_dead_attempt(out_dir, lock):
+        for name in (LOG_FILE, VOCAB_FILE):
+            check_can_write(out_dir / name, overwrite, "--out")
+    return load_checkpoint(path) if resume else None
+
+
+def _holds_a_dead_attempt(out_dir, lock):
+    """Whether the folder's log.jsonl and vocab.txt are a run's of ours that died before its first checkpoint
+    (its lock was stale, or its log starts as our logs do), not files of the user's."""
+    if lock.took_over:
+        return True
+    records = read_log(out_dir / LOG_FILE)
+    return bool(records) and records[0].get("kind") == "start" and "config" in records[0]

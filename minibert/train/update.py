@@ -1,0 +1,80 @@
+"""One training step's update, refused when it is not a finite number, and the step as other code calls it.
+
+backward -> clip to global norm 1.0 (Google's optimization.py) -> optimizer step -> schedule step. A loss or
+gradient norm that is not a finite number stops training before any weight changes (`TrainingDiverged`,
+naming the parameter the NaN or inf came from), so the weights and the last checkpoint stay good. The
+pretraining loop (pretrain.py) writes these lines out itself; fine-tuning, the experiments, the probe and
+the lessons call `checked_update` and `train_step`.
+"""
+
+import math
+from dataclasses import dataclass
+
+from minibert.errors import MinibertError
+from minibert.model import pretraining_loss
+from minibert.optim import clip_grad_norm
+from minibert.train.evaluate import run_model
+from minibert.train.metrics import masked_lm_correct, next_sentence_correct
+from minibert.train.nonfinite import describe_nonfinite
+
+
+class TrainingDiverged(MinibertError, ArithmeticError):
+    """The loss or the gradient stopped being a finite number."""
+
+
+def refuse_if_not_finite(value, what, model, optimizer=None, advice=""):
+    """`value` (the loss, or the gradient norm with the optimizer whose gradients to clear) if it is a finite
+    number; else `TrainingDiverged` naming where the NaN or inf came from, then `advice`. Returns the value."""
+    if not math.isfinite(value):
+        where = describe_nonfinite(model, gradients=optimizer is not None)
+        if optimizer is not None:
+            optimizer.zero_grad()
+        raise TrainingDiverged(f"the {what} is {value}; {where}{advice}")
+    return value
+
+
+def checked_update(loss, model, parameters, optimizer, scheduler, max_grad_norm, loss_name="loss", advice=""):
+    """backward -> clip -> optimizer step -> schedule step; returns the loss value and the gradient norm
+    before clipping. Raises `TrainingDiverged` before any weight changes when either is not finite."""
+    value = refuse_if_not_finite(loss.item(), loss_name, model, advice=advice)
+    loss.backward()
+    grad_norm = clip_grad_norm(parameters, max_grad_norm)
+    refuse_if_not_finite(grad_norm, "gradient norm", model, optimizer, advice)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    return value, grad_norm
+
+
+@dataclass
+class StepResult:
+    loss: float
+    mlm_loss: float
+    nsp_loss: float | None
+    mlm_right: int
+    mlm_total: int
+    nsp_right: int
+    nsp_total: int
+    grad_norm: float  # before clipping
+    lr: float  # the learning rate this step used
+    seq_length: int  # tokens per sequence of the batch
+    seconds: float = 0.0
+
+
+def step_result(output, batch, loss, mlm_loss, nsp_loss, grad_norm, lr):
+    """A step's numbers for the logs: its losses, its masked-LM and NSP accuracy counts, and its rate."""
+    mlm_right, mlm_total = masked_lm_correct(output.mlm_logits.data, batch["masked_lm_ids"],
+                                             batch["masked_lm_weights"])
+    nsp_right, nsp_total = next_sentence_correct(output.nsp_logits.data, batch["next_sentence_labels"])
+    return StepResult(loss, mlm_loss.item(), nsp_loss.item() if nsp_loss is not None else None, mlm_right,
+                      mlm_total, nsp_right, nsp_total, grad_norm, lr, batch["input_ids"].shape[1])
+
+
+def train_step(model, parameters, optimizer, scheduler, batch, config):
+    """One pretraining step on `batch` (forward, MLM + NSP loss, `checked_update`); returns its StepResult."""
+    lr = optimizer.param_groups[0]["lr"]
+    output = run_model(model, batch)
+    loss, mlm, nsp = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
+                                      batch["next_sentence_labels"], use_nsp=config.use_nsp)
+    value, grad_norm = checked_update(loss, model, parameters, optimizer, scheduler, config.max_grad_norm)
+    return step_result(output, batch, value, mlm, nsp, grad_norm, lr)
