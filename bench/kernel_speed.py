@@ -2,7 +2,7 @@
 
 Run it as
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/kernels.py
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/kernel_speed.py
 
 These machines set OPENBLAS_CORETYPE=Haswell (and OPENBLAS_L2_SIZE), which roughly halves NumPy's sgemm;
 the benchmark unsets them for its own command only. Never unset them in tests or CI.

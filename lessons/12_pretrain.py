@@ -24,8 +24,9 @@ import shutil
 
 import course
 
-from minibert.train import Pretraining, fill_mask, run_preset
+from minibert.train import fill_mask, load_for_inference, pretrain, run_preset
 from minibert.train.logs import LOG_FILE, read_log
+from minibert.train.run import open_run
 from minibert.viz import line_chart, line_chart_svg
 from minibert.viz.text_width import pad_right
 
@@ -43,13 +44,15 @@ if run_dir.exists():
 # %% [markdown]
 # ## The run, before its first step
 #
-# `Pretraining` builds what the run needs: the pretraining data (the corpus, its WordPiece vocabulary and
-# the NSP instances of lesson 09, made once and kept under `data/synthetic/build/`), the model, AdamW with
-# BERT's weight-decay groups, and the warmup + linear-decay schedule of lesson 11. The masks of lesson 08
-# are drawn anew for every batch (dynamic masking, as RoBERTa does), so no two epochs show the same blanks.
+# `open_run` (minibert/train/run.py) builds what the run needs: the pretraining data (the corpus, its
+# WordPiece vocabulary and the NSP instances of lesson 09, made once and kept under `data/synthetic/build/`),
+# the model, AdamW with BERT's weight-decay groups, and the warmup + linear-decay schedule of lesson 11. The
+# masks of lesson 08 are drawn anew for every batch (dynamic masking, as RoBERTa does), so no two epochs show
+# the same blanks.
 
 # %%
-run = Pretraining(config, run_dir, data_dir=course.ROOT / "data" / "synthetic")
+run = open_run(config, run_dir, data_dir=course.ROOT / "data" / "synthetic")
+run.lock.release()  # `pretrain` below opens the run again, with this same model at its first step
 model_config = run.model.config
 print(f"\nmodel: {run.model!r}")
 print(f"{'':<24}{'this run':>12}{'BERT-base (paper)':>20}")
@@ -58,8 +61,9 @@ for name, *values in (
         ("heads", model_config.num_attention_heads, 12), ("vocabulary V", model_config.vocab_size, 30522),
         ("batch (sequences)", config.batch_size, 256), ("tokens per sequence", config.max_seq_length, 512),
         ("masked slots per seq.", config.max_predictions_per_seq, 80), ("peak lr", config.lr, 1e-4),
-        ("steps", run.position.total_steps, 1_000_000)):
-    ours, paper = (f"{value:,}" if isinstance(value, int) else f"{value:g}" for value in values)
+        ("steps", config.steps or "the clock's", 1_000_000)):
+    ours, paper = (f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else value
+                   for value in values)
     print(f"{name:<24}{ours:>12}{paper:>20}")
 
 # %% [markdown]
@@ -92,7 +96,8 @@ show_guesses(run.model, run.tokenizer)
 # you could resume with `python -m minibert pretrain --resume --out DIR`. Ctrl-C stops it cleanly.
 
 # %%
-result = run.run(show_examples=False)
+result = pretrain(config, run_dir, data_dir=course.ROOT / "data" / "synthetic", overwrite=True,
+                  show_examples=False)
 
 # %% [markdown]
 # ## The loss falls from ln V + ln 2
@@ -151,7 +156,7 @@ print(f"speed: about {tokens_per_second:,.0f} tokens per second")
 
 # %%
 print("after training:")
-show_guesses(run.model, run.tokenizer)
+show_guesses(*load_for_inference(run_dir))
 
 # %% [markdown]
 # After 500 steps the tiny model knows the frequent patterns (`went` after two names, 朋 before 友),

@@ -38,7 +38,7 @@ from minibert.io.sentence_layout import read_sentence_layout
 from minibert.model import BertConfig, BertForPreTraining, BertModel
 from minibert.model.memory import count_parameters
 from minibert.tokenizer import BertTokenizer
-from minibert.train import Pretraining, SentenceEncoder, fill_mask, load_for_inference, run_preset
+from minibert.train import SentenceEncoder, fill_mask, load_for_inference, pretrain, run_preset
 from minibert.train.attention_view import attention_maps, attention_svg
 from minibert.train.sentence_encoder import cosine_similarity, similarity_table
 from minibert.viz import heatmap
@@ -250,10 +250,9 @@ if REAL:
     else:
         run_dir = course.OUTPUT / "16_tiny_run"
         shutil.rmtree(run_dir, ignore_errors=True)  # a new run refuses a folder that holds one
-        run = Pretraining(run_preset("tiny", steps=600, minutes=0.25, eval_every=600, checkpoint_every=600),
-                          run_dir, data_dir=course.ROOT / "data" / "synthetic")
-        result = run.run(show_examples=False)
-        ours, our_tokenizer = run.model, run.tokenizer
+        result = pretrain(run_preset("tiny", steps=600, minutes=0.25, eval_every=600, checkpoint_every=600),
+                          run_dir, data_dir=course.ROOT / "data" / "synthetic", show_examples=False)
+        ours, our_tokenizer = load_for_inference(run_dir)
         print(f"our model: tiny, pretrained here for {result.step} steps")
     our_pairs = [("On Monday, Ethan and Chloe went to the lake.", "They had a wonderful time."),
                  ("Chloe asked Ethan for a glass of juice.", "Chloe liked the glass of juice very much."),

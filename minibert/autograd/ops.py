@@ -155,7 +155,9 @@ class MatMul(Function):
     """`a @ b` for 2-D and batched N-D arrays, broadcasting batch dimensions like NumPy.
 
     The common case in a transformer is activations (..., K) times a weight (K, N): the leading dimensions
-    are folded into rows, so one large matmul runs instead of a batch of small ones.
+    are folded into rows, so one large matmul runs instead of a batch of small ones. `kernels.matmul_forward`
+    is NumPy's `a @ b`, which calls BLAS (kernels/matmul.py adds only checks, and cuts a large product over
+    threads when the speed layer's process plan asks it to).
     """
 
     def forward(self, a, b):

@@ -115,9 +115,9 @@ class AddNormOp(Function):
 
 
 def dropout_add_layer_norm(h, residual, weight, bias, eps, p, training, rng=None):
-    """layer_norm(residual + dropout(h, p, training, rng), weight, bias, eps) as one op, "Add & Norm", the end
-    of every BERT sublayer: the same numbers (up to rounding, see kernels/add_norm.py) in one pass over memory
-    instead of three, and no dropout mask kept for the backward."""
+    """layer_norm(residual + seeded_dropout(h, p, training, rng), weight, bias, eps) as one op, "Add & Norm",
+    the end of every BERT sublayer: the same numbers (up to rounding, see fast/kernels/add_norm.py) in one pass
+    over memory instead of three, and no dropout mask kept for the backward."""
     check_dropout(p, training, rng)
     return AddNormOp.apply(h, residual, weight, bias, eps=eps, p=p if training else 0.0, rng=rng)
 

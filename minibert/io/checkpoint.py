@@ -7,9 +7,9 @@ class it was saved from, and matching the names to the model being built.
 
 import numpy as np
 
+from minibert.config import BertConfig
 from minibert.errors import CheckpointError
 from minibert.io.npz import load_arrays, save_arrays
-from minibert.model.config import BertConfig
 
 FORMAT = "minibert-model"
 VERSION = 1

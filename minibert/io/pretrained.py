@@ -17,13 +17,13 @@ by `transformers`' `save_pretrained(safe_serialization=True)` loads here, and a 
 import json
 from pathlib import Path
 
+from minibert.config import BertConfig
 from minibert.errors import CheckpointError, MinibertError
 from minibert.io.atomic import atomic_write
 from minibert.io.checkpoint import check_weights_fit_config, fit_to_model, stored_dtype
 from minibert.io.hf_names import find_weights_file, modern_name, normalize_hf_state
 from minibert.io.safetensors import read_safetensors, write_safetensors
 from minibert.io.strict_json import parse_json_object
-from minibert.model.config import BertConfig
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"

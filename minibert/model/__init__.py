@@ -5,6 +5,7 @@ Read in this order: `config.py`, `masks.py`, `bert.py` (embeddings, encoder laye
 save/load to `minibert/io`.
 """
 
+from minibert.config import PRESETS, BertConfig
 from minibert.model.bert import (
     AttentionSublayer,
     BertEmbeddings,
@@ -14,7 +15,6 @@ from minibert.model.bert import (
     EncoderLayer,
     Pooler,
 )
-from minibert.model.config import PRESETS, BertConfig
 from minibert.model.losses import causal_lm_loss, pretraining_loss
 from minibert.model.masks import build_attention_mask, mask_matrix
 from minibert.model.pretraining import (

@@ -18,8 +18,8 @@ Legend: B batch, S sequence length.
 
 import numpy as np
 
+from minibert.config import ATTENTION_KINDS
 from minibert.errors import ConfigError, ShapeError
-from minibert.model.config import ATTENTION_KINDS
 
 
 def build_attention_mask(attention_mask, attention="bidirectional"):

@@ -9,14 +9,13 @@ Adam's m and v; every forward intermediate (the graph keeps them); the backward'
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, V vocabulary, P masked.
 """
 
-# What the peak holds:
+# What the peak holds, from the shapes alone:
 # - the weights, their gradients, and the optimizer's two running averages (Adam's m and v): 4 per parameter;
-# - every intermediate array of the forward pass: the graph keeps each op's inputs until backward reaches it
-#   (`minibert/autograd/tensor.py`), so nothing is freed before then;
+# - the forward pass's activations: the graph keeps each op's inputs until backward reaches it
+#   (`minibert/autograd/tensor.py`), so nothing is freed before then. Per layer that is a few arrays of each
+#   of three shapes, (B, S, H), (B, A, S, S) and (B, S, I); the counts below are those of a training step as
+#   the commands run it (tests/test_memory_bad_input.py holds the total to within 20% of a measured peak);
 # - the working arrays of the backward pass, about three of the largest activation.
-# The counts follow the layers op by op (each `Linear` keeps its output, each dropout its mask and its output,
-# ...), as the fused ops run them, as the training commands do (nn/fusion.py; the plain ops keep a few more
-# arrays per layer). The test measures real steps.
 
 import os
 import warnings
@@ -71,18 +70,19 @@ def estimate_step_memory(config, batch_size, seq_len, max_predictions, dtype=np.
     # p > 0, which keeps its mask and its output (the mask is bool, a quarter of a float32 array, so counting
     # it whole errs on the safe side).
     embeddings = (5 + (2 if config.hidden_dropout_prob > 0 else 0)) * tokens * hidden
-    # Per layer, as the fused ops run it (nn/fusion.py, as training runs), (B, S, H): q, k and v from one Linear (3),
-    # the context (1), then each of the two sublayer ends: the dense output and Add & Norm's sum and result (3).
-    layer_hidden = (3 + 1 + 2 * 3) * tokens * hidden
-    layer_scores = 2 * scores  # the attention weights, and the same after dropout: (B, A, S, S)
-    layer_inner = 3 * tokens * inner  # the feed-forward's linear, GELU and GELU's slope: (B, S, I)
+    # Per layer: ten (B, S, H) arrays (q, k and v, the context, and at the end of each sublayer the projection,
+    # the residual sum and its LayerNorm), two (B, A, S, S) (the attention weights before and after dropout)
+    # and three (B, S, I) (the feed-forward's widening, its activation and what its backward needs).
+    layer_hidden = 10 * tokens * hidden
+    layer_scores = 2 * scores
+    layer_inner = 3 * tokens * inner
     layer = layer_hidden + layer_scores + layer_inner
     # MLM head at the P gathered positions: the gather, dense, GELU, LayerNorm: (B, P, H); the logits
     # (B, P, V). Pooler and NSP head: a few (B, H) arrays.
     head = 4 * predictions * hidden + predictions * config.vocab_size + 4 * batch_size * hidden
     activations = embeddings + config.num_hidden_layers * layer + head
     # Backward holds a gradient, the gradient it is computing and a temporary or two (NumPy's reference
-    # kernels make more than the fused Numba ones): about three of the largest arrays.
+    # kernels make more than the Numba ones): about three of the largest arrays.
     backward = 3 * max(scores, tokens * inner, predictions * config.vocab_size)
     weights = 4 * count_parameters(config)  # weights, gradients, Adam's m and v
     return int(activations + backward + weights) * np.dtype(dtype).itemsize

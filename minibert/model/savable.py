@@ -1,11 +1,12 @@
 """What every complete model shares: its config, a one-line summary, and saving and loading.
 
-The file formats live in `minibert/io`; the methods here only forward to it. They import it inside the
-method, not at the top of the file, because the model layer sits below io (io imports the model's config
-and classes; see docs/design.md): a top-level import would make the two depend on each other.
+The file formats live in `minibert/io`, below the model: io knows the config (minibert/config.py), not the
+model classes, and builds whichever class it is handed. The methods here only forward to it.
 """
 
-from minibert.model.config import BertConfig
+from minibert.config import BertConfig
+from minibert.io.checkpoint import load_model, save_model
+from minibert.io.pretrained import load_pretrained, save_pretrained
 from minibert.model.memory import check_model_memory
 from minibert.nn import Module
 
@@ -29,15 +30,11 @@ class SavableModel(Module):
 
     def save(self, path):
         """Write the config and weights to one file in minibert's format (an .npz, no pickle)."""
-        from minibert.io.checkpoint import save_model
-
         save_model(self, path)
 
     @classmethod
     def load(cls, path):
         """A model read from a file written by `save` (weights in the dtype they were saved in)."""
-        from minibert.io.checkpoint import load_model
-
         return load_model(cls, path)
 
     @classmethod
@@ -48,12 +45,8 @@ class SavableModel(Module):
         strict: refuse missing or unexpected weights (False leaves missing ones at their initial values).
         verbose: print what was skipped (buffers, tied copies) and renamed (gamma/beta).
         """
-        from minibert.io.pretrained import load_pretrained
-
         return load_pretrained(cls, directory, dtype=dtype, strict=strict, verbose=verbose)
 
     def save_pretrained(self, directory):
         """Write config.json + model.safetensors that HuggingFace's `from_pretrained` reads."""
-        from minibert.io.pretrained import save_pretrained
-
         save_pretrained(self, directory)

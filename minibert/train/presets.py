@@ -13,8 +13,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from minibert.config import PRESETS as MODEL_PRESETS
 from minibert.errors import ConfigError
-from minibert.model.config import PRESETS as MODEL_PRESETS
 from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
 
