@@ -1,6 +1,6 @@
 """A hostile pass over the command line: fuzzed arguments for every command and fuzzed input files, more than
-10,000 cases in all, bounded in time. None may end in a traceback, hang, or write outside the folders the
-command was given (--out, --svg, --data-dir).
+10,000 cases in all, the same on every machine. None may end in a traceback, hang, or write outside the
+folders the command was given (--out, --svg, --data-dir).
 
 Three kinds of case, all from one seeded generator (a failure names its seed and arguments, to replay it):
 1. parsing: random options and values for every command of `python -m minibert` and of
@@ -8,7 +8,7 @@ Three kinds of case, all from one seeded generator (a failure names its seed and
    `error: ...` on stderr; nothing is written.
 2. running: a smaller number of those commands run in full through `minibert.cli.main`, in a folder of
    bad inputs (empty, binary, Latin-1 files, a file where a folder belongs, a broken model folder, a tiny
-   good model). Each must end with status 0, or status 2 and one `error: ...` line, within a few seconds,
+   good model). Each must end with status 0, or status 2 and one `error: ...` line, without hanging,
    and change nothing outside the folders it was given.
 3. reading: byte mutations of good TSV, SQuAD, CoNLL, vocab.txt and config.json files through their readers,
    which must return or raise minibert's own error.
@@ -20,7 +20,6 @@ import json
 import os
 import random
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -34,11 +33,11 @@ from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
 
 SEED = 20261201
 PARSE_CASES = 10_000
-RUN_CASES = 150  # at most: run cases stop when the time budget is spent, after MIN_RUN_CASES
-MIN_RUN_CASES = 30
+RUN_CASES = 150  # every one runs, whatever the machine's speed: what is checked never depends on the clock
 READ_CASES = 3_000
-SECONDS_PER_RUN = 20  # a command that takes longer on these tiny inputs is hung
-TIME_BUDGET = 45  # seconds for each test; alone on 2 cores the pass takes about 10 s, so all cases run
+# A hang guard, not a timing check: these tiny inputs run in well under a second each (the whole pass takes
+# about 10 s on 2 idle cores), so a command still running after this long is stuck, on any machine.
+SECONDS_PER_RUN = 300
 
 NUMBERS = ["0", "-1", "1", "2", "3", "7", "64", "-3", "1e3", "0.5", "-0.0", "nan", "inf", "-inf", "1e309",
            "4294967296", str(2**63), "9" * 5000, "0x10", "1_000", "٣", "", " ", "many", "1,5", "--"]
@@ -174,10 +173,8 @@ def time_limit(seconds, case):
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # the bad corpora warn before they are refused
 def test_fuzzed_command_lines_end_cleanly_and_write_only_where_told(inputs, monkeypatch):
-    """PARSE_CASES parsed, then up to RUN_CASES run (as many as TIME_BUDGET allows, MIN_RUN_CASES at
-    least): every one ends in status 0 or 2 with one `error:` line, none hangs (SECONDS_PER_RUN each), and
-    nothing changes outside --out/--svg/--data-dir."""
-    started = time.monotonic()
+    """PARSE_CASES parsed, then RUN_CASES run: every one ends in status 0 or 2 with one `error:` line, none
+    hangs (SECONDS_PER_RUN each), and nothing changes outside --out/--svg/--data-dir."""
     rng = random.Random(SEED)
     parser = build_parser()
     parsers = dict(parser._subparsers._group_actions[0].choices)
@@ -200,8 +197,6 @@ def test_fuzzed_command_lines_end_cleanly_and_write_only_where_told(inputs, monk
     assert snapshot(inputs) == before, "parsing wrote files"
 
     for number in range(RUN_CASES):
-        if number >= MIN_RUN_CASES and time.monotonic() - started > TIME_BUDGET:
-            break  # a loaded machine: the budget bounds the pass, not the count
         name = rng.choice(list(parsers))
         arguments = [name, *random_arguments(rng, parsers[name], run=True)]
         case = f"run case {number} (seed {SEED}): {arguments}"
@@ -249,15 +244,12 @@ def mutate(rng, data):
 
 
 def test_fuzzed_files_are_read_or_refused(tmp_path):
-    """READ_CASES mutated files (fewer if TIME_BUDGET runs out, never below a third) through the TSV,
+    """READ_CASES mutated files through the TSV,
     SQuAD, CoNLL, vocab.txt and config.json readers: each is read or refused with minibert's own error
     (which names the file), never another exception."""
     rng = random.Random(SEED + 1)
-    started = time.monotonic()
     outcomes = {"read": 0, "refused": 0}
     for number in range(READ_CASES):
-        if number >= READ_CASES // 3 and time.monotonic() - started > TIME_BUDGET:
-            break
         kind = rng.choice(list(GOOD_FILES))
         text, reader = GOOD_FILES[kind]
         path = tmp_path / f"case-{number}.{kind}"

@@ -1,10 +1,8 @@
 """Fine-tuning end to end (minibert/finetune/loop.py, run.py, the finetune and predict commands): a `tiny`
 model learns the synthetic sentiment task, and the saved model predicts."""
 
-import contextlib
 import json
 
-import numba
 import numpy as np
 import pytest
 
@@ -20,21 +18,9 @@ from minibert.train.logs import read_log
 SYNTHETIC = "data/synthetic"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Run these tests on one thread. At `tiny` sizes a matrix product is too small to share: starting the
-    BLAS and Numba threads costs more than the work, and far more when other processes share the cores
-    (the sentiment test took 13 s on one thread and 5.6 min on two busy cores)."""
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        from threadpoolctl import threadpool_limits
-        blas = threadpool_limits(1)
-    except ImportError:  # threadpoolctl is optional: without it BLAS keeps its threads
-        blas = contextlib.nullcontext()
-    with blas:
-        yield
-    numba.set_num_threads(previous)
+# Every fine-tuning here runs on one thread (FineTuneConfig(threads=1), --threads 1): at `tiny` sizes a matrix
+# product is too small to share, and starting the BLAS and Numba threads costs more than the work, far more when
+# other processes share the cores (the sentiment test took 13 s on one thread and 5.6 min on two busy cores).
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +38,7 @@ def test_tiny_learns_synthetic_sentiment(tiny_folder, tmp_path):
     epochs at lr 1e-3 (measured: 98.6-99.6% over four seeds, 8-13 s on one core). The labels hinge on
     negation and contrast (`这首歌不难听` is positive), so no single word gives them away: above 90% means
     the model composes words, and chance is 50%."""
-    settings = FineTuneConfig(learning_rate=1e-3, epochs=6, batch_size=32, seed=1)
+    settings = FineTuneConfig(learning_rate=1e-3, epochs=6, batch_size=32, seed=1, threads=1)
     task, model, result = run_finetuning("sentiment", tiny_folder, tmp_path / "out", settings=settings,
                                          random_init=True, log=None)
     assert result.best_metrics["accuracy"] >= 0.9, result.history
@@ -77,7 +63,8 @@ def test_finetune_and_predict_commands_for_tagging_and_qa(tiny_folder, tmp_path,
     for again in ([], ["--overwrite"]):  # the second run into the same folder replaces the first one's log
         with pytest.raises(SystemExit) as status:
             main(["finetune", "--task", "conll", "--model", str(tiny_folder), "--out", str(tmp_path / "ner"),
-                  "--train", str(ner_train), "--dev", str(ner_dev), "--epochs", "1", "--lr", "1e-3", *again])
+                  "--train", str(ner_train), "--dev", str(ner_dev), "--epochs", "1", "--lr", "1e-3", "--threads", "1",
+                  *again])
         assert status.value.code == 0
     assert {"config.json", "model.safetensors", "vocab.txt", "finetune.json", "log.jsonl"} <= {
         path.name for path in (tmp_path / "ner").iterdir()}
@@ -96,7 +83,7 @@ def test_finetune_and_predict_commands_for_tagging_and_qa(tiny_folder, tmp_path,
     with pytest.raises(SystemExit) as status:
         main(["finetune", "--task", "squad", "--model", str(tiny_folder), "--out", str(tmp_path / "qa"),
               "--train", str(tmp_path / "qa.json"), "--dev", str(tmp_path / "qa.json"), "--epochs", "1",
-              "--max-seq-length", "64", "--doc-stride", "32"])
+              "--max-seq-length", "64", "--doc-stride", "32", "--threads", "1"])
     assert status.value.code == 0
     task, model = load_finetuned(tmp_path / "qa")
     assert (task.max_seq_length, task.doc_stride) == (64, 32)

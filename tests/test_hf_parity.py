@@ -4,7 +4,7 @@ The golden test (test_golden.py) needs no torch; this one regenerates the compar
 directions: a folder written by transformers' `save_pretrained` loads here, and a folder written by our
 `save_pretrained` loads in transformers. Run it with the reference environment:
 
-    PYTHONPATH=. /work/refenv/bin/python -m pytest tests/test_hf_parity.py
+    PYTHONPATH=. "$MINIBERT_REFERENCE_PYTHON" -m pytest tests/test_hf_parity.py
 
 Tolerances, |ours - HF| <= atol + rtol·|HF|: float64 rtol 1e-9, atol 1e-12 for outputs, attentions and
 every parameter gradient (both sides are exact to rounding); float32 rtol 1e-4, atol 1e-5 (float32

@@ -51,6 +51,8 @@ def add_arguments(parser):
     parser.add_argument("--overwrite", action="store_true",
                         help="replace what --out holds (an earlier fine-tuned model); without it, it must be new")
     parser.add_argument("--seed", type=seed(), default=0, help="seed of the head, dropout and example order")
+    parser.add_argument("--threads", type=whole_number("the number of threads"), default=None,
+                        help="cores for the matmuls and kernels (default: every core)")
     parser.add_argument("--plain", action="store_true",
                         help="train the core's plain layers, without the speed layer (minibert/fast): slower")
 
@@ -73,7 +75,8 @@ def run(args):
     if not args.plain:
         print("speed layer on: fused layers and the threads plan (minibert/fast; --plain: off)")
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
-                              warmup_proportion=args.warmup, seed=args.seed, plain=args.plain)
+                              warmup_proportion=args.warmup, seed=args.seed, threads=args.threads,
+                              plain=args.plain)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
                                      args.random_init, options, overwrite=args.overwrite)
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())
