@@ -74,5 +74,6 @@ for instance in create_instances_from_document(documents, 0, np.random.default_r
 
 # %% [markdown]
 # **Exercise 09** (`python -m minibert.exercises start 09`): write the NotNext branch (`nsp_not_next`): B
-# from a random other document, the unused sentences put back. The tests tag every token with the
-# document and sentence it came from.
+# from a random other document, the unused sentences put back; the draw of that document and of B's first
+# sentence (`nsp_random_document`); and `truncate_seq_pair`, which trims the longer side until A and B fit
+# together. The tests tag every token with the document and sentence it came from.

@@ -80,11 +80,13 @@ def truncate_seq_pair(side_a, side_b, max_num_tokens, rng):
     loses, then flip all of one side's coins at once: the front loses Binomial(k, 1/2) of its k tokens.
     """
     length_a, length_b = len(side_a.ids), len(side_b.ids)
+    # BEGIN EXERCISE truncate_seq_pair: while A + B is too long, take a token from the longer side (B on a tie)
     while length_a + length_b > max_num_tokens:
         if length_a > length_b:
             length_a -= 1
         else:
             length_b -= 1
+    # END EXERCISE
     return trim(side_a, len(side_a.ids) - length_a, rng), trim(side_b, len(side_b.ids) - length_b, rng)
 
 
@@ -110,13 +112,16 @@ def pair_instance(side_a, side_b, label, special_tokens):
 
 def random_other_document_start(documents, document_index, rng, target_length):
     """B for NotNext: sentences of a random other document from a random start, until `target_length`."""
-    for _ in range(10):  # Google's bounded retry; with one document only, B comes from the same one
+    # BEGIN EXERCISE nsp_random_document: draw a document other than A's (10 tries), then a random start in it
+    for _attempt in range(10):  # Google's bounded retry; with one document only, B comes from the same one
         other = int(rng.integers(len(documents)))
         if other != document_index:
             break
     document = documents[other]
+    start = int(rng.integers(len(document)))
+    # END EXERCISE
     taken, length = [], 0
-    for sentence in document[int(rng.integers(len(document))):]:
+    for sentence in document[start:]:
         taken.append(sentence)
         length += len(sentence.ids)
         if length >= target_length:

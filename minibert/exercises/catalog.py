@@ -49,6 +49,8 @@ LESSONS = (
     )),
     Lesson("09", "09_nsp.py", "next sentence prediction pairs", (
         ("nsp_not_next", "the NotNext branch: B from another document, unused sentences put back"),
+        ("nsp_random_document", "random_other_document_start: a random other document, a random start"),
+        ("truncate_seq_pair", "truncate_seq_pair: trim the longer side until A and B fit together"),
     )),
     Lesson("10", "10_mlm_loss.py", "the MLM loss vs GPT's shifted loss", (
         ("mlm_loss", "pretraining_loss: weighted MLM loss on the masked slots, plus NSP"),

@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from minibert import Tensor
+from minibert import functional as F
 from minibert.model.masks import build_attention_mask, mask_matrix
 
 
@@ -41,3 +43,18 @@ def test_masks_match_their_definition(attention_mask):
                 real = attention_mask[b, j] == 1
                 assert bidirectional[b, 0, i, j] == real
                 assert causal[b, 0, i, j] == (real and j <= i)
+
+
+def test_the_mask_hides_padding_in_a_softmax():
+    """What the mask is for: F.softmax with it gives padded keys (and, causal, the keys to the right) weight
+    0. It must be boolean: F.softmax reads a float mask as numbers to add to the scores, so a 0/1 float mask
+    would hide nothing."""
+    attention_mask = np.array([[1, 1, 1, 0, 0]])
+    scores = Tensor(np.zeros((1, 1, 5, 5)))
+    for attention in ("bidirectional", "causal"):
+        mask = build_attention_mask(attention_mask, attention)
+        assert mask.dtype == bool, f"{attention}: the mask is {mask.dtype}; build it of booleans"
+        probs = F.softmax(scores, axis=-1, mask=mask).data[0, 0]  # (S, S)
+        assert np.all(probs[:, 3:] == 0), f"{attention}: padded keys got weight"
+        if attention == "causal":
+            assert np.all(probs[np.triu_indices(5, k=1)] == 0), "causal: a key right of its query got weight"

@@ -75,3 +75,15 @@ def test_shares_follow_the_config():
                             sequences=200)
     assert counts["mask"] == 0
     assert counts["random"] > 0.97 * sum(counts.values())
+
+
+def test_random_tokens_draw_on_their_own():
+    """Every random replacement draws its own token: in sequences where every chosen token becomes a random
+    one (mask_token_prob 0, random_token_prob 1), the replacements of one sequence are not all the same token
+    (with 6 of 995 possible tokens, all equal by chance has probability below 1e-12)."""
+    rng = np.random.default_rng(2)
+    config = MaskingConfig(whole_word=False, mask_token_prob=0.0, random_token_prob=1.0)
+    for _ in range(20):
+        out = create_masked_lm_predictions(sequence(rng), None, rng, SPECIAL, config)
+        seen = out.input_ids[out.positions]
+        assert len(seen) >= 5 and len(np.unique(seen)) > 1, f"every random slot got token {seen[0]}"

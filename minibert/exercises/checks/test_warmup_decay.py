@@ -35,3 +35,15 @@ def test_zero_from_total_steps_on(variant):
     """At and after total_steps the multiplier is 0."""
     assert multiplier(100, variant) == 0.0
     assert multiplier(150, variant) == 0.0
+
+
+@pytest.mark.parametrize("variant", ["google", "huggingface"])
+def test_zero_warmup_starts_at_the_full_rate(variant):
+    """warmup_steps=0 (no warmup, a valid choice): the multiplier is 1 at step 0, then decays to 0 at
+    total_steps (0.5 halfway), with no division by zero."""
+    try:
+        values = [linear_warmup_linear_decay(step, total_steps=100, warmup_steps=0, variant=variant)
+                  for step in (0, 50, 100)]
+    except ZeroDivisionError:
+        pytest.fail("warmup_steps=0 divided by zero: compute step / warmup_steps only while step < warmup_steps")
+    assert values == pytest.approx([1.0, 0.5, 0.0])
