@@ -76,7 +76,7 @@ except GradcheckError as error:
 #
 # gradcheck also works on a module: it perturbs the parameters in place. A layer has many entries, so
 # `max_entries` samples some of each (sampled, never skipped). Here: multi-head attention in float64,
-# 4 inputs and 6 parameters.
+# 1 input (x) and 6 parameters (the query, key and value weights and biases).
 
 # %%
 attention = MultiHeadSelfAttention(8, 2, dropout_prob=0.0, rng=np.random.default_rng(1)).to(np.float64)

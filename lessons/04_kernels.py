@@ -48,9 +48,11 @@ print("grad_x from the kernel:  ", kernels.softmax_backward(grad_y, y))
 # %% [markdown]
 # ## GELU vs ReLU: the negative half-axis
 #
-# BERT uses GELU(x) = x·Φ(x), not ReLU. The point the course's article makes (docs/background.md): GELU is
-# smooth and keeps a non-zero gradient for negative inputs, where ReLU's is exactly 0 (a unit stuck there
-# stops learning).
+# BERT uses GELU, not ReLU: the paper and HuggingFace's `"gelu"` compute the exact GELU(x) = x·Φ(x) (Φ the
+# normal CDF, through erf), while Google's released `modeling.py` computes the tanh approximation
+# 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), HuggingFace's `"gelu_new"`; minibert has both. The point the
+# course's article makes (docs/background.md): GELU is smooth and keeps a non-zero gradient for negative
+# inputs, where ReLU's is exactly 0 (a unit stuck there stops learning).
 
 # %%
 xs = np.linspace(-4, 3, 141)

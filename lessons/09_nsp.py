@@ -50,14 +50,27 @@ for instance in create_instances_from_document(documents, 0, rng, special, confi
 # %% [markdown]
 # ## Balance, measured
 #
-# Over many passes the labels are half and half, except that a chunk of one sentence is always NotNext
-# (there is nothing to split), which tilts short documents slightly towards NotNext.
+# The paper's rule is 50% IsNext, 50% NotNext (BERT §3.1), and a chunk of two or more sentences follows it.
+# But a chunk of ONE sentence has nothing to split, and Google's `create_pretraining_data.py` then always
+# makes it NotNext (B from another document). How often that happens depends on how many tokens a chunk may
+# hold against the sentences' length: with 37 tokens for A and B (max_seq_length 40), many of these stories'
+# sentences fill a chunk alone; with 125 (BERT's 128), almost none do. Measured on the same document:
 
 # %%
-labels = [instance.next_sentence_label for seed in range(400)
-          for instance in create_instances_from_document(documents, 0, np.random.default_rng(seed), special,
-                                                         config)]
-print(f"{len(labels)} instances from document 0: NotNext share {np.mean(labels):.3f}")
+def not_next_share(max_seq_length):
+    pairing = InstanceConfig(max_seq_length=max_seq_length, short_seq_prob=0.0)
+    labels = [instance.next_sentence_label for seed in range(400)
+              for instance in create_instances_from_document(documents, 0, np.random.default_rng(seed), special,
+                                                             pairing)]
+    return len(labels), float(np.mean(labels))
+
+
+count_40, share_40 = not_next_share(40)
+count_128, share_128 = not_next_share(128)
+print(f"max_seq_length 40:  {count_40} instances from document 0, NotNext share {share_40:.3f}")
+print(f"max_seq_length 128: {count_128} instances from document 0, NotNext share {share_128:.3f}")
+# one-sentence chunks tilt the short pairs towards NotNext; long chunks bring the share back near one half
+assert share_40 > 0.55 and abs(share_128 - 0.5) < abs(share_40 - 0.5)
 
 # %% [markdown]
 # RoBERTa (Liu et al. 2019) later found that dropping NSP, with inputs packed from whole contiguous

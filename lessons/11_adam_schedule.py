@@ -5,7 +5,8 @@
 # linear decay to 0, with weight decay 0.01 (paper, appendix A.2); Google's `optimization.py` also clips the
 # gradients to a global norm of 1.0, which the paper does not mention.
 # `minibert/optim/adam.py` holds three update rules side by side: Adam, AdamW, and Google's
-# `AdamWeightDecay` (`BertAdam`), which has **no bias correction**.
+# `AdamWeightDecayOptimizer` (its TF1 `optimization.py`; `AdamWeightDecay` is the name of the TF2 and
+# HuggingFace ports), here `BertAdam`, which has **no bias correction**.
 
 # %%
 from functools import partial
@@ -13,8 +14,9 @@ from functools import partial
 import course
 import numpy as np
 
+from minibert.model import BertConfig, BertModel
 from minibert.nn import Parameter
-from minibert.optim import Adam, AdamW, BertAdam, LRScheduler, linear_warmup_linear_decay
+from minibert.optim import Adam, AdamW, BertAdam, LRScheduler, bert_param_groups, linear_warmup_linear_decay
 from minibert.viz import line_chart, line_chart_svg
 
 # %% [markdown]
@@ -101,6 +103,24 @@ for rule in (Adam, AdamW, BertAdam):
     p.grad = np.zeros(1)
     optimizer.step()
     print(f"{rule.__name__:>8}: p = 1 -> {p.data[0]:.6f}")
+
+# %% [markdown]
+# ## Which parameters decay: BERT's two groups
+#
+# Google's `optimization.py` decays every weight matrix and embedding, but not LayerNorm's scale and shift
+# nor any bias (`exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"]`): shrinking a gain or an offset
+# towards 0 does not make the model simpler, it only moves it off its working point. `bert_param_groups`
+# builds the two groups by name; `bert_optimizer`, which every training loop here uses, applies them.
+
+# %%
+model = BertModel(BertConfig.preset("tiny", vocab_size=100))
+decayed, not_decayed = bert_param_groups(model.named_parameters(), weight_decay=0.01)
+print(f"decayed (weight_decay {decayed['weight_decay']}): {len(decayed['names'])} tensors, e.g. "
+      f"{decayed['names'][:2]}")
+print(f"not decayed (weight_decay {not_decayed['weight_decay']}): {len(not_decayed['names'])} tensors, e.g. "
+      f"{not_decayed['names'][:3]}")
+assert all("LayerNorm" in name or name.endswith("bias") for name in not_decayed["names"])
+assert not any("LayerNorm" in name or name.endswith("bias") for name in decayed["names"])
 
 # %% [markdown]
 # **Exercise 11** (`python -m minibert.exercises start 11`): write `update_moments` (`adam_moments`),

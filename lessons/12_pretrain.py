@@ -55,16 +55,20 @@ run = open_run(config, run_dir, data_dir=course.ROOT / "data" / "synthetic")
 run.lock.release()  # `pretrain` below opens the run again, with this same model at its first step
 model_config = run.model.config
 print(f"\nmodel: {run.model!r}")
-print(f"{'':<24}{'this run':>12}{'BERT-base (paper)':>20}")
-for name, *values in (
-        ("layers", model_config.num_hidden_layers, 12), ("hidden size H", model_config.hidden_size, 768),
-        ("heads", model_config.num_attention_heads, 12), ("vocabulary V", model_config.vocab_size, 30522),
-        ("batch (sequences)", config.batch_size, 256), ("tokens per sequence", config.max_seq_length, 512),
-        ("masked slots per seq.", config.max_predictions_per_seq, 80), ("peak lr", config.lr, 1e-4),
-        ("steps", config.steps or "the clock's", 1_000_000)):
-    ours, paper = (f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else value
-                   for value in values)
-    print(f"{name:<24}{ours:>12}{paper:>20}")
+print(f"{'':<24}{'this run':>12}{'BERT-base':>12}  source of BERT-base's figure")
+for name, ours, theirs, source in (
+        ("layers", model_config.num_hidden_layers, 12, "paper §3"),
+        ("hidden size H", model_config.hidden_size, 768, "paper §3"),
+        ("heads", model_config.num_attention_heads, 12, "paper §3"),
+        ("vocabulary V", model_config.vocab_size, 30_000, "paper §3 (the released vocab.txt: 30,522)"),
+        ("batch (sequences)", config.batch_size, 256, "paper A.2"),
+        ("tokens per sequence", config.max_seq_length, 512, "paper A.2: 128 for 90% of the steps, then 512"),
+        ("masked slots per seq.", config.max_predictions_per_seq, 80, "Google's README, for 512 tokens"),
+        ("peak lr", config.lr, 1e-4, "paper A.2"),
+        ("steps", config.steps or "the clock's", 1_000_000, "paper A.2")):
+    ours, theirs = (f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else value
+                    for value in (ours, theirs))
+    print(f"{name:<24}{ours:>12}{theirs:>12}  {source}")
 
 # %% [markdown]
 # ## What an untrained model guesses

@@ -1,4 +1,4 @@
-"""Adam, AdamW and BERT's AdamWeightDecay: three update rules, side by side.
+"""Adam, AdamW and BERT's AdamWeightDecayOptimizer: three update rules, side by side.
 
 All three keep two running averages per entry (Kingma & Ba 2015, "Adam", Algorithm 1), m = β1·m + (1-β1)·g
 and v = β2·v + (1-β2)·g², and move each entry by about lr·m/√v, whatever the scale of its gradient:
@@ -157,7 +157,8 @@ class AdamW(_AdamFamily):
 # so that the other rules can use them as well (see bert_recipe.py).
 
 class BertAdam(_AdamFamily):
-    """Google's AdamWeightDecay (BERT's `optimization.py`): no bias correction, decay inside the update.
+    """Google's AdamWeightDecayOptimizer (BERT's `optimization.py`; `AdamWeightDecay` in the TF2 and HF ports):
+    no bias correction, decay inside the update.
 
     The defaults are Google's (`BERT_DEFAULTS`) and the paper's pretraining learning rate, 1e-4. The
     step counter is kept only so that every rule has the same state; this rule does not use it.
