@@ -8,8 +8,8 @@
 #
 # BERT adds **one** layer to the pretrained encoder and trains everything, encoder included, for a few
 # epochs (paper §4, Figure 4). What reaches the new layer is the *pooled* [CLS] vector: the pooler, a
-# tanh Dense layer on position 0, tanh(Dense(h_[CLS])), whose output the NSP head reads in pretraining (the
-# encoder-layer lessons build it; lesson 09 makes the sentence pairs it is trained on). [CLS] has no meaning of
+# tanh Dense layer on position 0, tanh(Dense(h_[CLS])), whose output the NSP head reads in pretraining (lesson
+# 06a builds it; lesson 09 makes the sentence pairs it is trained on). [CLS] has no meaning of
 # its own; attention lets it gather whatever the task needs from every other token.
 #
 # The head is `BertForSequenceClassification` (`minibert/finetune/heads.py`), the loop `fine_tune`

@@ -121,7 +121,7 @@ for key in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_hea
 # ## Where the parameters are
 #
 # Grouped by the part of the model they belong to. The MLM decoder has no matrix of its own: it reuses
-# the word embeddings (tied, lesson 10), so only its bias is counted. A sentence-transformers model has no
+# the word embeddings (tied: lesson 06a), so only its bias is counted. A sentence-transformers model has no
 # heads at all: its training replaced masked LM and NSP with a sentence-similarity objective.
 
 # %%

@@ -1,7 +1,8 @@
 """Every lesson script runs to completion in quick mode, in its own process, and saves the pictures it
 announces as well-formed SVG.
 
-Lessons are found by name (lessons/NN_*.py), so a lesson added later is tested without editing this file.
+Lessons are found by name (lessons/NN_*.py, and NNa_*.py for a lesson placed after lesson NN), so a lesson added
+later is tested without editing this file. A lesson asserts what it prints: a broken point fails its run here.
 The course promises under 60 s per lesson on 2 cores; bench/lessons.py measures it, not this test. The
 timeout here only catches a lesson that hangs: on a slow 2-core machine the longest lessons take minutes,
 more beside another lesson on the other core (lessons/README.md has the times). Pictures go to a temporary
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
-LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]_*.py"))
+LESSON_NAME = re.compile(r"(\d\d)([a-z]?)_([a-z0-9_]+)\.py")
+LESSONS = sorted(path for path in LESSONS_DIR.glob("[0-9][0-9]*_*.py") if LESSON_NAME.fullmatch(path.name))
 HANG_SECONDS = 900  # 15 minutes: far beyond what any lesson takes, even on the slowest machine
 
 
@@ -37,6 +39,15 @@ def test_lesson_runs_in_quick_mode(script, tmp_path):
 
 
 def test_lessons_are_numbered_without_gaps():
-    """Lessons start at 01 and no number is skipped or used twice."""
-    numbers = [int(path.name[:2]) for path in LESSONS]
+    """Lessons start at 01 and no number is skipped or used twice; a lettered lesson (05a, 05b) follows its
+    numbered one, in letter order; and no two lessons share a topic name."""
+    parts = [LESSON_NAME.fullmatch(path.name).groups() for path in LESSONS]
+    numbers = sorted({int(number) for number, _, _ in parts})
     assert numbers == list(range(1, len(numbers) + 1))
+    for number, letter, _ in parts:
+        if letter:
+            letters = sorted(other for n, other, _ in parts if n == number and other)
+            assert (number, "", ) in [(n, lt) for n, lt, _ in parts] and letters == [
+                chr(ord("a") + i) for i in range(len(letters))], (number, letters)
+    names = [name for _, _, name in parts]
+    assert len(names) == len(set(names)), sorted(name for name in names if names.count(name) > 1)

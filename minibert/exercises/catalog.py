@@ -4,12 +4,13 @@ The code of an exercise is not listed here: it is whatever lies between its mark
 (see `markers.py`), found by scanning the package. Its tests are `checks/test_<id>.py`.
 """
 
+import re
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Lesson:
-    number: str  # "01", "02", ...
+    number: str  # "01", "02", ...; "05a" for a lesson placed after 05
     script: str  # lessons/<script>
     title: str
     exercises: tuple = ()  # (exercise id, what to write), in the order to do them
@@ -38,8 +39,17 @@ LESSONS = (
         ("attention_mask", "build_attention_mask: hide padding keys, and the right side if causal"),
         ("attention_forward", "MultiHeadSelfAttention.forward: softmax(q·kᵀ/√D + mask)·v, all heads at once"),
     )),
+    Lesson("05a", "05a_multi_head_attention.py", "multi-head attention by hand, and why √D", (
+        ("split_heads", "MultiHeadSelfAttention.split_heads: (B, S, H) -> (B, A, S, D)"),
+    )),
+    Lesson("05b", "05b_encoder_layer.py", "the feed-forward, residual + post-LN, and a BERT's parameters", (
+        ("sublayer_output", "SublayerOutput.forward: LayerNorm(residual + Dropout(Dense(h)))"),
+    )),
     Lesson("06", "06_embeddings.py", "input = token + segment + position embeddings", (
         ("embeddings_sum", "BertEmbeddings.forward: token + segment + position, then LayerNorm"),
+    )),
+    Lesson("06a", "06a_tied_decoder_and_pooler.py", "the MLM decoder tied to the word embeddings, the pooler", (
+        ("tied_decoder", "MaskedLMHead.forward: transform(h)·Eᵀ + b with E the word embeddings"),
     )),
     Lesson("07", "07_wordpiece.py", "WordPiece: longest match first", (
         ("wordpiece_longest_match", "WordpieceTokenizer._segment: greedy longest match first, or [UNK]"),
@@ -68,15 +78,16 @@ LESSONS = (
     Lesson("16", "16_real_checkpoint.py", "open a real BERT checkpoint and look inside"),
     Lesson("17", "17_token_tagging.py", "tag every token: named entities"),
     Lesson("18", "18_not_a_generator.py", "BERT is not a generator"),
-    Lesson("19", "19_masking.py", "the masking mix, run: [MASK], same or random"),
+    Lesson("19", "19_masking_mix.py", "the masking mix, run: [MASK], same or random"),
     Lesson("20", "20_mask_rate.py", "the masking rate, run: 5, 15, 30 or 50%"),
-    Lesson("21", "21_nsp.py", "next-sentence prediction, run: NSP, none or SOP"),
+    Lesson("21", "21_sentence_task.py", "next-sentence prediction, run: NSP, none or SOP"),
 )
 
 
 def lesson(number):
-    """The Lesson numbered `number` ("5", "05" or 5 all work)."""
-    key = f"{int(number):02d}" if str(number).isdigit() else str(number)
+    """The Lesson numbered `number` ("5", "05" or 5 all work; "5a" or "05a" for the lesson after 05)."""
+    parts = re.fullmatch(r"(\d+)([a-z]?)", str(number).strip())
+    key = f"{int(parts[1]):02d}{parts[2]}" if parts else str(number)
     for entry in LESSONS:
         if entry.number == key:
             return entry

@@ -51,7 +51,9 @@ class MaskedLMHead(Module):
         """h (B, P, H) (or (B, S, H)); word_embeddings: the tied (V, H) Parameter. Returns (B, P, V)."""
         # The gradient of the loss reaches word_embeddings twice, from the input lookup and from here; the
         # engine adds the two, which is what tying means.
-        return F.linear(self.transform(h), word_embeddings, self.bias)  # transform(h) @ Eᵀ + b
+        # BEGIN EXERCISE tied_decoder: the transform, then the word-embedding matrix itself as the decoder, plus b
+        return F.linear(self.transform(h), word_embeddings, self.bias)  # transform(h) @ Eᵀ + b: (B, P, V)
+        # END EXERCISE
 
 
 class PreTrainingHeads(Module):

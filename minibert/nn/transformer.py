@@ -64,8 +64,10 @@ class MultiHeadSelfAttention(Module):
 
     def split_heads(self, x):
         """(B, S, H) -> (B, A, S, D): head a gets the slice [a·D, (a+1)·D) of every hidden vector."""
+        # BEGIN EXERCISE split_heads: cut H into A slices of D, then move the head axis before the tokens
         batch, seq_len, _ = x.shape
-        return x.reshape(batch, seq_len, self.num_heads, self.head_size).transpose(0, 2, 1, 3)
+        return x.reshape(batch, seq_len, self.num_heads, self.head_size).transpose(0, 2, 1, 3)  # (B, A, S, D)
+        # END EXERCISE
 
 
 class FeedForward(Module):
@@ -92,5 +94,7 @@ class SublayerOutput(Module):
 
     def forward(self, h, residual):
         """h (B, S, in_features) from the sublayer, residual (B, S, H) its input -> (B, S, H)."""
+        # BEGIN EXERCISE sublayer_output: project back to H, dropout, add the residual, and only then LayerNorm
         h = self.dense(h)  # (B, S, in_features) -> (B, S, H)
         return self.LayerNorm(residual + self.dropout(h))  # post-LN: the norm comes after the residual sum
+        # END EXERCISE

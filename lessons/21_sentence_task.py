@@ -38,7 +38,8 @@ lab.run_here("nsp", "21")
 # ## The full run, and what to look for
 #
 # docs/experiments.md holds a full run (800 steps per model, plus each arm pretrained again on real text
-# for the `doc-pairs` task; about 32 minutes on 2 cores). `python lessons/21_nsp.py --full` reruns it here.
+# for the `doc-pairs` task; about 32 minutes on 2 cores). `python lessons/21_sentence_task.py --full` reruns
+# it here.
 
 # %%
 lab.stored_run("nsp", "full", (

@@ -51,7 +51,7 @@ lab.run_here("masking", "19")
 # ## The full run, and what to look for
 #
 # docs/experiments.md holds a full run (800 steps per model, the whole task sets, about 19 minutes on 2
-# cores), beside the paper's numbers. `python lessons/19_masking.py --full` reruns it here.
+# cores), beside the paper's numbers. `python lessons/19_masking_mix.py --full` reruns it here.
 
 # %%
 lab.stored_run("masking", "full", (
