@@ -30,6 +30,7 @@ a, b = Scalar(3.0), Scalar(-2.0)
 c = a * b
 c.backward()
 print(f"c = a*b = {c.data};  dc/da = {a.grad} (= b),  dc/db = {b.grad} (= a)")
+assert (a.grad, b.grad) == (b.data, a.data)  # the product rule: each input gets the other's value
 
 # %% [markdown]
 # ## backward(): the rules in reverse topological order
@@ -56,6 +57,7 @@ numeric = (f(Scalar(0.7 + eps)).data - f(Scalar(0.7 - eps)).data) / (2 * eps)
 print("y = h + tanh(h²), h = x²,  x = 0.7")
 print(f"  backward in topological order: dy/dx = {x.grad:.6f}")
 print(f"  finite difference            : dy/dx = {numeric:.6f}")
+assert abs(x.grad - numeric) < 1e-6
 
 # %% [markdown]
 # ## The same graph walked in the wrong order
@@ -79,6 +81,7 @@ for name, order_fn in (("topological", topological_order), ("breadth-first", nai
     backward_in(order_fn, f(x))
     verdict = "right" if abs(x.grad - numeric) < 1e-6 else "WRONG"
     print(f"  {name:<13} order: dy/dx = {x.grad:.6f}   {verdict}")
+    assert (verdict == "right") == (name == "topological")  # only the topological walk is right
 
 # %% [markdown]
 # ## Gradients accumulate
@@ -94,6 +97,7 @@ print(f"d(x²)/dx at 3 = {x.grad}")
 y2 = x * x
 y2.backward()
 print(f"after a second backward without clearing: {x.grad}  (6 + 6)")
+assert x.grad == 12.0  # gradients accumulate
 
 # %% [markdown]
 # ## The same engine, on tensors
@@ -111,6 +115,7 @@ ht = xt * xt
 yt = (ht + (ht * ht).tanh()).sum()
 yt.backward()
 print(f"Tensor engine: dy/dx = {xt.grad[0]:.6f}  (scalar engine: {numeric:.6f})")
+assert abs(xt.grad[0] - numeric) < 1e-6
 
 # %% [markdown]
 # **Exercise 01** (`python -m minibert.exercises start 01`): write the product rule in `Scalar.__mul__`

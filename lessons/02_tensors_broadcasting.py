@@ -29,6 +29,7 @@ print("x + bias:\n", y.data)
 print("dloss/dy = 2y, shape", (2 * y.data).shape)
 print("bias.grad (shape", bias.grad.shape, "):", bias.grad)
 print("the column sums of 2y:             ", (2 * y.data).sum(axis=0))
+assert np.allclose(bias.grad, (2 * y.data).sum(axis=0))  # a bias used by every row: the sum of their gradients
 
 # %% [markdown]
 # Each bias entry was used 3 times (once per row), so its gradient is the sum of the 3 gradients it
@@ -54,6 +55,7 @@ g, small = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 1))
 left = np.sum(unbroadcast(g, small.shape) * small)
 right = np.sum(g * np.broadcast_to(small, g.shape))
 print(f"<unbroadcast(g), x> = {left:.12f}\n<g, broadcast(x)>   = {right:.12f}")
+assert abs(left - right) < 1e-12  # unbroadcast is the adjoint of broadcasting
 
 # %% [markdown]
 # ## What happens if a backward forgets
@@ -73,10 +75,13 @@ class ForgetfulAdd(Function):
         return grad_output, grad_output  # wrong for a broadcast input
 
 
+caught = False
 try:
     ForgetfulAdd.apply(x, bias).sum().backward()
 except ShapeError as error:
     print("caught:", error)
+    caught = True
+assert caught, "the engine let a gradient of the wrong shape through"
 
 # %% [markdown]
 # ## Matmul broadcasts too
@@ -90,6 +95,7 @@ w = Tensor(rng.standard_normal((4, 3)), requires_grad=True)
 (xb @ w).sum().backward()
 print("w.grad shape", w.grad.shape, "equals the sum of x over all 10 rows, repeated:",
       np.allclose(w.grad, xb.data.reshape(-1, 4).sum(0)[:, None].repeat(3, 1)))
+assert w.grad.shape == (4, 3) and np.allclose(w.grad, xb.data.reshape(-1, 4).sum(0)[:, None].repeat(3, 1))
 
 # %% [markdown]
 # **Exercise 02** (`python -m minibert.exercises start 02`): write `unbroadcast`

@@ -28,6 +28,7 @@ from minibert.nn import MultiHeadSelfAttention
 
 # %%
 exact = 1 - np.tanh(0.5) ** 2
+errors = {}
 print(f"{'eps':>7}  {'forward f64':>12}  {'central f64':>12}  {'central f32':>12}")
 for eps in [1e-1, 1e-2, 1e-3, 1e-4, 1e-6, 1e-8, 1e-10]:
     x64, e64 = np.float64(0.5), np.float64(eps)
@@ -37,7 +38,10 @@ for eps in [1e-1, 1e-2, 1e-3, 1e-4, 1e-6, 1e-8, 1e-10]:
     central32 = (np.tanh(x32 + e32) - np.tanh(x32 - e32)) / (2 * e32)
     print(f"{eps:>7.0e}  {abs(forward - exact):>12.2e}  {abs(central - exact):>12.2e}  "
           f"{abs(float(central32) - exact):>12.2e}")
+    errors[eps] = (abs(forward - exact), abs(central - exact), abs(float(central32) - exact))
 print("gradcheck therefore insists on float64, with eps = 1e-6 (PyTorch's choice too).")
+# central beats forward differences; float64 at eps 1e-6 is ~1e-12 off, float32 there is useless
+assert errors[1e-6][1] < 1e-10 < errors[1e-6][0] and errors[1e-6][2] > 1e-3 and errors[1e-2][1] < errors[1e-2][0]
 
 # %% [markdown]
 # ## A correct backward passes...
@@ -46,6 +50,7 @@ print("gradcheck therefore insists on float64, with eps = 1e-6 (PyTorch's choice
 x = Tensor(np.random.default_rng(0).standard_normal((3, 5)), requires_grad=True)
 print("gradcheck(softmax):", gradcheck(lambda x: F.softmax(x) * np.arange(5.0), x))
 print("gradcheck(gelu):   ", gradcheck(lambda x: F.gelu(x), x))
+assert gradcheck(lambda x: F.softmax(x) * np.arange(5.0), x) and gradcheck(lambda x: F.gelu(x), x)
 
 # %% [markdown]
 # ## ...and a broken one is caught
@@ -68,8 +73,11 @@ class BrokenSigmoid(Function):
 
 try:
     gradcheck(lambda x: BrokenSigmoid.apply(x), x, names=["x"])
+    caught = False
 except GradcheckError as error:
     print(error)
+    caught = True
+assert caught, "gradcheck let a wrong backward through"
 
 # %% [markdown]
 # ## A whole layer, sampled
@@ -84,6 +92,7 @@ tokens = Tensor(np.random.default_rng(2).standard_normal((2, 3, 8)), requires_gr
 names, params = zip(*attention.named_parameters(), strict=True)
 ok = gradcheck(lambda x, *_: attention(x)[0], tokens, *params, names=("x", *names), max_entries=10)
 print("gradcheck(multi-head attention, every parameter):", ok)
+assert ok
 
 # %% [markdown]
 # **Exercise 03** (`python -m minibert.exercises start 03`): write the central difference inside

@@ -30,6 +30,7 @@ print("GPT (causal mask):")
 print(mask_grid(mask_matrix(len(TOKENS), "causal"), TOKENS))
 print("\nBERT (bidirectional):")
 print(mask_grid(mask_matrix(len(TOKENS), "bidirectional"), TOKENS))
+assert (mask_matrix(7, "causal") == np.tri(7, dtype=int)).all() and mask_matrix(7, "bidirectional").all()
 course.save("05_causal_mask.svg", heatmap_svg(mask_matrix(7, "causal"), TOKENS, TOKENS, "causal mask (GPT)"))
 course.save("05_bidirectional_mask.svg", heatmap_svg(mask_matrix(7, "bidirectional"), TOKENS, TOKENS,
                                                      "bidirectional mask (BERT)", value_range=(0, 1)))
@@ -59,6 +60,8 @@ for kind in ("causal", "bidirectional"):
     mask = build_attention_mask(np.ones((1, 7), dtype=np.int64), kind)
     _, probs = attention(x, mask)
     print(heatmap(probs.data[0, 0], TOKENS, TOKENS, title=f"{kind}: head 0 weights", value_range=(0, 1)))
+    assert np.allclose(probs.data.sum(-1), 1, atol=1e-6)  # every row sums to 1 over the keys it may see
+    assert kind == "bidirectional" or not np.triu(probs.data[0, 0], k=1).any()  # causal: nothing right of i
     course.save(f"05_attention_{kind}.svg", heatmap_svg(probs.data[0, 0], TOKENS, TOKENS,
                                                         f"{kind} attention, head 0", value_range=(0, 1)))
 
@@ -80,6 +83,8 @@ for kind in ("causal", "bidirectional"):
     moved = np.abs(after - before).max(axis=1)
     print(f"{kind:>13}: " + "  ".join(f"{token}:{'changed' if m > 0 else 'same'}" for token, m in
                                       zip(TOKENS, moved, strict=True)))
+    # causal: only 沙发 and what comes after it move; bidirectional: every output moves
+    assert (moved > 0).tolist() == ([False] * 5 + [True] * 2 if kind == "causal" else [True] * 7)
 
 # %% [markdown]
 # **Exercise 05** (`python -m minibert.exercises start 05`): write `build_attention_mask` (`attention_mask`)

@@ -50,6 +50,7 @@ centered = summed - summed.mean(-1, keepdims=True)
 by_hand = centered / np.sqrt(summed.var(-1, keepdims=True) + config.layer_norm_eps)  # LN weight 1, bias 0
 print("module output == LayerNorm(word + segment + position):",
       np.allclose(embeddings(ids, segments).data, by_hand, atol=1e-5))
+assert np.allclose(embeddings(ids, segments).data, by_hand, atol=1e-5)
 
 # %% [markdown]
 # The same token gets a different input vector at each position and in each segment: that is how the
@@ -61,6 +62,7 @@ out = embeddings(np.array([[cat, cat, cat]]), np.array([[0, 0, 1]])).data[0]
 print("猫 at positions 0, 1 (segment A) and 2 (segment B): pairwise cosine similarity")
 unit = out / np.linalg.norm(out, axis=1, keepdims=True)
 print((unit @ unit.T).round(3))
+assert np.all((unit @ unit.T)[np.triu_indices(3, k=1)] < 0.999)  # one token, three different input vectors
 
 # %% [markdown]
 # ## Learned positions cap the length at 512
@@ -73,6 +75,7 @@ print((unit @ unit.T).round(3))
 print("position table:", embeddings.position_embeddings.weight.shape, "(max_position_embeddings, H)")
 try:
     model(np.zeros((1, config.max_position_embeddings + 1), dtype=np.int64))
+    raise AssertionError("a sequence longer than the position table was read")
 except ShapeError as error:
     print("error:", error)
 

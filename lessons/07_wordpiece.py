@@ -22,6 +22,7 @@ vocab = {"[UNK]", "play", "##ing", "##ed", "##er", "un", "##aff", "##able", "p",
 wordpiece = WordpieceTokenizer(vocab)
 for word in ["playing", "played", "players", "unaffable", "plays", "replay"]:
     print(f"{word:>10} -> {' '.join(wordpiece.tokenize_word(word))}")
+assert wordpiece.tokenize_word("playing") == ("play", "##ing") and wordpiece.tokenize_word("replay") == ("[UNK]",)
 
 # %% [markdown]
 # `playing` could also be spelled `p ##l ##a ##y ##ing`; the greedy search takes the longest piece the

@@ -58,10 +58,12 @@ for _ in range(samples):
     counts["unchanged"] += int(np.sum(seen == out.labels))
     counts["random"] += int(np.sum((seen != special.mask_id) & (seen != out.labels)))
 print(f"chosen    {counts['chosen'] / counts['tokens']:.2%} of {counts['tokens']:,} tokens (target 15%)")
-for kind in ("mask", "random", "unchanged"):
+assert abs(counts["chosen"] / counts["tokens"] - 0.15) < 0.005
+for kind, target in (("mask", 0.8), ("random", 0.1), ("unchanged", 0.1)):
     share = counts[kind] / counts["chosen"]
     sigma = np.sqrt(share * (1 - share) / counts["chosen"])
     print(f"{kind:<9} {share:6.2%} of chosen ± {sigma:.2%}   {'█' * round(share * 50)}")
+    assert abs(share - target) < 5 * sigma + 0.002  # 80/10/10, within 5 standard errors
 
 # %% [markdown]
 # ## Whole-word masking
@@ -136,6 +138,8 @@ for name, line in (("without boundaries", UNSEGMENTED), ("with boundaries", SEGM
         chosen = set(create_masked_lm_predictions(ids, starts, rng, special, config).positions.tolist())
         halves += any(len(chosen & {start, start + 1}) == 1 for start, _ in pairs)
     print(f"{name:>18}: a word half hidden in {halves / draws:6.1%} of the draws")
+    # whole-word masking with a segmenter's boundaries never leaves a word half hidden; without them, often
+    assert (halves == 0) if name == "with boundaries" else (halves / draws > 0.5)
 
 # %% [markdown]
 # Character masking lets the model fill `北[MASK]` from `北` alone, an easy guess that teaches little about

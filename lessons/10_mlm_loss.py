@@ -61,6 +61,7 @@ course.save("10_gradient_positions.svg", heatmap_svg(grid, ["BERT MLM", "GPT nex
                                                      "positions that carry gradient", value_range=(0, 1)))
 print(f"BERT: {bert_rows.sum()} of {seq_len} positions ({bert_rows.mean():.0%});  "
       f"GPT: {gpt_rows.sum()} of {seq_len} (every one but the last)")
+assert bert_rows.sum() == len(masked.positions) and gpt_rows.sum() == seq_len - 1
 
 # %% [markdown]
 # BERT gets a learning signal from about 15% of the positions per pass, GPT from all of them: MLM pays for
@@ -83,6 +84,9 @@ ln_v = math.log(config.vocab_size)
 print(f"MLM loss at init {mlm.item():.3f}  vs ln V = {ln_v:.3f} (V = {config.vocab_size})")
 print(f"NSP loss at init {nsp.item():.3f}  vs ln 2 = {math.log(2):.3f}")
 print(f"total = MLM + NSP = {total.item():.3f}")
+# an untrained head is about uniform: the losses start near ln V and ln 2, and add up
+assert abs(mlm.item() - ln_v) < 0.5 and abs(nsp.item() - math.log(2)) < 0.1
+assert abs(total.item() - mlm.item() - nsp.item()) < 1e-5
 
 # %% [markdown]
 # The weights w also make padding harmless: sequences have up to `max_predictions_per_seq` (20) slots,
@@ -95,6 +99,7 @@ padded_weights = np.concatenate([np.ones_like(positions), np.zeros((1, 2), np.in
 padded_output = model(masked.input_ids[None], masked_positions=padded_positions)
 _, padded_mlm, _ = pretraining_loss(padded_output, padded_labels, padded_weights, np.array([0]))
 print(f"MLM loss with two padded slots: {padded_mlm.item():.6f} (without: {mlm.item():.6f})")
+assert abs(padded_mlm.item() - mlm.item()) < 1e-5  # a slot of weight 0 changes nothing
 
 # %% [markdown]
 # ## The last layer needs only the rows the loss reads
@@ -112,6 +117,7 @@ _, pruned_mlm, _ = pretraining_loss(pruned, masked.labels[None], np.ones_like(po
                                     np.array([0]))
 print(f"last layer on {pruned.sequence_output.shape[1]} of {seq_len} rows ([CLS] + {positions.shape[1]} "
       f"chosen): MLM loss {pruned_mlm.item():.6f} (every row: {mlm.item():.6f})")
+assert abs(pruned_mlm.item() - mlm.item()) < 1e-5
 
 # %% [markdown]
 # **Exercise 10** (`python -m minibert.exercises start 10`): write `pretraining_loss` (`mlm_loss`) and
