@@ -211,6 +211,10 @@ for row, name in enumerate(names):
     print(f"{name:>9} {shares['bidirectional'][row]:>14.1%} {shares['causal'][row]:>8.1%}")
 print(f"\nprobe accuracy: bidirectional {accuracy['bidirectional']:.1%}, causal {accuracy['causal']:.1%}, "
       f"chance {chance:.1%}")
+# the article's argument in two numbers: the model that sees the right context solves the blanks that only
+# it decides, the left-to-right one stays near chance; and only the bidirectional model looks to the right
+assert accuracy["bidirectional"] > 0.8 and accuracy["causal"] < chance + 0.1
+assert shares["causal"][-1] < 1e-6 < shares["bidirectional"][-1]
 
 # %% [markdown]
 # This is the article's whole argument in two numbers. Same weights shape, same data, same steps: the mask

@@ -144,6 +144,10 @@ for name, guess in (("always O", all_outside),
                     ("gold, but a sentence's first name cut short", first_name_only),
                     ("the fine-tuned model", predicted)):
     print(f"{name:>42} {token_accuracy(gold, guess):>15.1%} {entity_scores(gold, guess)['f1']:>10.1%}")
+# token accuracy flatters: always O scores well on tokens and 0 on entities; a cut name costs entity F1
+assert token_accuracy(gold, all_outside) > 0.5 and entity_scores(gold, all_outside)["f1"] == 0
+assert token_accuracy(gold, first_name_only) - entity_scores(gold, first_name_only)["f1"] > 0.05
+assert entity_scores(gold, predicted)["f1"] > 0.8  # the fine-tuned model (96.9% on 2026-12-02)
 
 # %% [markdown]
 # Where do the errors fall? Rows are the gold tags, columns the predicted ones, each row divided by its
