@@ -82,9 +82,11 @@ assert caught, "gradcheck let a wrong backward through"
 # %% [markdown]
 # ## A whole layer, sampled
 #
-# gradcheck also works on a module: it perturbs the parameters in place. A layer has many entries, so
-# `max_entries` samples some of each (sampled, never skipped). Here: multi-head attention in float64,
-# 1 input (x) and 6 parameters (the query, key and value weights and biases).
+# gradcheck also works on a module: it perturbs the parameters in place. (Calling ahead: attention is
+# lesson 05's; here it is only a layer with many parameters, the kind every later lesson checks this way.)
+# A layer has many entries, so `max_entries` samples some of each (sampled, never skipped). Here:
+# multi-head attention in float64, 1 input (x) and 6 parameters (the query, key and value weights and
+# biases).
 
 # %%
 attention = MultiHeadSelfAttention(8, 2, dropout_prob=0.0, rng=np.random.default_rng(1)).to(np.float64)

@@ -25,6 +25,9 @@ embeddings = model.embeddings
 
 # %% [markdown]
 # ## A sentence pair, laid out
+#
+# (Calling ahead, because the segment embedding needs two sentences: the tokenizer is lesson 07's, and why
+# BERT reads pairs as `[CLS] A [SEP] B [SEP]` is lesson 09's. Here only the layout matters.)
 
 # %%
 encoded = tokenizer.encode("Chloe gave Oscar a slice of pizza.", "他们 都 住 在 成都 。")

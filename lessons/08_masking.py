@@ -29,6 +29,9 @@ rng = np.random.default_rng(0)
 
 # %% [markdown]
 # ## One sequence
+#
+# (The sequence is a pair `[CLS] A [SEP] B [SEP]`, as pretraining builds them; lesson 09 explains how the
+# pairs are made. Masking treats it as one sequence, and never chooses [CLS] or [SEP].)
 
 # %%
 encoded = tokenizer.encode("Chloe gave Oscar a slice of pizza.", "They both live in Sydney.")
