@@ -32,6 +32,7 @@ with np.errstate(over="ignore", invalid="ignore"):
 print("literal softmax of [1000, 999, 990]:", literal)
 print("softmax kernel                     :", kernels.softmax_forward(scores))
 print("same as softmax of [10, 9, 0]      :", kernels.softmax_forward(scores - 990))
+assert np.isnan(literal).any() and np.allclose(kernels.softmax_forward(scores), kernels.softmax_forward(scores - 990))
 
 # %% [markdown]
 # Its backward needs only the output y: dy_i/dx_j = y_i(δ_ij - y_j), so
@@ -44,6 +45,7 @@ grad_y = np.array([1.0, 0.0, 0.0])
 print("Jacobian row-sum (softmax ignores constant shifts):", jacobian.sum(axis=1).round(12))
 print("grad_x from the Jacobian:", jacobian @ grad_y)
 print("grad_x from the kernel:  ", kernels.softmax_backward(grad_y, y))
+assert np.allclose(jacobian.sum(axis=1), 0) and np.allclose(jacobian @ grad_y, kernels.softmax_backward(grad_y, y))
 
 # %% [markdown]
 # ## GELU vs ReLU: the negative half-axis
@@ -69,6 +71,7 @@ course.save("04_gelu_relu.svg", line_chart_svg({"GELU": (xs, gelu), "ReLU": (xs,
                                                 "ReLU'": (xs, drelu)}, "GELU vs ReLU", "x", "value"))
 tanh_form = kernels.gelu_forward(xs, "tanh")
 print(f"exact (erf) vs tanh-approximate GELU, largest gap on [-4, 3]: {abs(gelu - tanh_form).max():.1e}")
+assert np.all(dgelu[xs < -0.5] != 0) and np.all(drelu[xs < 0] == 0) and abs(gelu - tanh_form).max() < 1e-3
 
 # %% [markdown]
 # ## LayerNorm
@@ -159,6 +162,7 @@ for n in (64, 256):
     gap = abs(blocked_matmul(a, b) - a @ b).max()
     loop_ms, blas_ms = best_ms(lambda a=a, b=b: blocked_matmul(a, b)), best_ms(lambda a=a, b=b: a @ b)
     print(f"{f'n = {n}':<28} {loop_ms:>9.3f} {blas_ms:>9.3f} {gap:>12.1e}")
+    assert gap < 1e-3 * n  # the same product, to float32 rounding (timings vary with the machine: not asserted)
 
 # %% [markdown]
 # **Exercise 04** (`python -m minibert.exercises start 04`): write the NumPy references

@@ -161,6 +161,8 @@ for share in shares:
     recovered.append(float(np.mean(guesses[hidden] == ids[hidden])))
     print(f"{share:4.0%} of the tokens masked: {recovered[-1]:6.1%} of them recovered  "
           + "█" * round(50 * recovered[-1]))
+# the more is hidden, the less context is left to recover it from
+assert recovered[0] > recovered[-1] + 0.2
 curve = {"BERT": ([100 * share for share in shares], recovered)}
 print(line_chart(curve, width=50, height=8, title="hidden tokens recovered vs % masked"))
 course.save("18_masked_share.svg", line_chart_svg(curve, "BERT trained at 15%: tokens recovered as more are masked",
@@ -193,6 +195,8 @@ for sentence in held_out[200:260]:
         found[name] += sentence_key(words(result)) in reference
 for name, count in found.items():
     print(f"{name:>30}: {count:>2} of 60 are sentences of the stories  {'█' * count}")
+# GPT writes sentences of the stories; BERT filling every blank at once does not
+assert found["GPT"] > found["BERT, all at once"] + 10
 
 # %% [markdown]
 # ## Why
