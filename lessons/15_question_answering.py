@@ -106,8 +106,11 @@ print("first start logits:", np.round(start_logits.data[0, :8], 3))
 start = np.array([9.0, 0, 8.0, 0, 0, 1.0, 0, 0, 3.0, 0, 0, 0])  # best: [CLS] (0), then the question (2)
 end = np.array([0, 0, 0, 0, 0, 0, 7.0, 2.0, 0, 0, 0, 2.5])  # best end (6) lies before start 8
 print("start logits", start, "\nend logits  ", end)
-for span in best_spans(start, end, passage_start=4, passage_end=11, n_best_size=5, max_answer_length=4):
+kept = best_spans(start, end, passage_start=4, passage_end=11, n_best_size=5, max_answer_length=4)
+for span in kept:
     print(f"  span {span.start}-{span.end}  score {span.score:.1f}")
+assert all(4 <= span.start <= span.end <= 11 and span.end - span.start < 4 for span in kept)
+assert [span.score for span in kept] == sorted((span.score for span in kept), reverse=True)
 print("  (0 and 2 are outside the passage; 8-6 ends before it starts; 5-11 is 7 tokens, over the limit 4)")
 
 # %% [markdown]
@@ -123,6 +126,9 @@ for prediction, gold in (("The Northwind Trading.", "Northwind Trading"), ("in C
                          ("Friday", "On Friday"), ("星期五上午", "星期五"), ("Tom", "Ava")):
     print(f"  {prediction!r:>24} vs {gold!r:<20} -> {normalize_answer(prediction)!r:<20} "
           f"EM {squad_exact_match(prediction, [gold]):.0f}  F1 {squad_f1(prediction, [gold]):.2f}")
+# articles and punctuation do not count; a partly right span gets partial F1; a wrong one gets 0
+assert squad_exact_match("The Northwind Trading.", ["Northwind Trading"]) == 1
+assert 0 < squad_f1("in Cape Town", ["Cape Town"]) < 1 and squad_f1("Tom", ["Ava"]) == 0
 
 # %% [markdown]
 # ## Fine-tune
