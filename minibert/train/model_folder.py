@@ -1,0 +1,44 @@
+"""Which kind of model folder a `--model DIR` is, and the file its tokenizer is read from: one reader for
+every command that takes a model (`fill-mask`, `attention`, `embed`, `finetune`).
+
+    a run folder            checkpoint.npz (+ vocab.txt), written by `python -m minibert pretrain --out DIR`
+    a from_pretrained folder  config.json + model.safetensors + vocab.txt or tokenizer.json: our
+                            `save_pretrained`, the Hub's, or a sentence-transformers folder such as
+                            all-MiniLM-L6-v2 (which ships tokenizer.json alone)
+"""
+
+from pathlib import Path
+
+from minibert.errors import CheckpointError
+from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE
+from minibert.tokenizer.tokenizer_json import TOKENIZER_JSON_NAME
+from minibert.train.checkpointing import CHECKPOINT_FILE
+
+RUN_FOLDER, PRETRAINED_FOLDER = "run folder", "from_pretrained folder"
+
+
+def model_folder_kind(directory):
+    """RUN_FOLDER or PRETRAINED_FOLDER; a missing path, a file or a folder of neither kind is refused by name."""
+    directory = Path(directory)
+    if not directory.exists():
+        raise CheckpointError(f"model folder {directory} does not exist; give a run folder (made by "
+                              "`python -m minibert pretrain --out DIR`) or a from_pretrained folder "
+                              f"({CONFIG_FILE}, model.safetensors, {VOCAB_FILE} or {TOKENIZER_JSON_NAME})")
+    if not directory.is_dir():
+        raise CheckpointError(f"{directory} is a file, not a model folder; give the folder that holds it")
+    if (directory / CHECKPOINT_FILE).is_file():
+        return RUN_FOLDER
+    if (directory / CONFIG_FILE).is_file():
+        return PRETRAINED_FOLDER
+    raise CheckpointError(f"{directory} holds neither {CHECKPOINT_FILE} (a run folder) nor {CONFIG_FILE} "
+                          "(a from_pretrained folder); is it the right folder?")
+
+
+def vocabulary_file(directory):
+    """The folder's vocab.txt, else its tokenizer.json (what BertTokenizer.from_pretrained reads)."""
+    directory = Path(directory)
+    for name in (VOCAB_FILE, TOKENIZER_JSON_NAME):
+        if (directory / name).is_file():
+            return directory / name
+    raise CheckpointError(f"{directory} has neither {VOCAB_FILE} nor {TOKENIZER_JSON_NAME}: the model cannot "
+                          "read text without the vocabulary it was trained with; copy one into the folder")
