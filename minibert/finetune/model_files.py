@@ -18,7 +18,7 @@ from minibert.io.checkpoint import check_weights_fit_config
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE, read_config
 from minibert.model import BertConfig
 from minibert.train.checkpointing import CHECKPOINT_FILE, check_vocabulary, load_checkpoint, load_run_config
-from minibert.train.model_folder import RUN_FOLDER, model_folder_kind, vocabulary_file
+from minibert.train.model_folder import RUN_FOLDER, check_model_folder
 
 ENCODER_PREFIX = "bert."
 
@@ -29,7 +29,8 @@ def read_weights(model_dir):
     vocab_file is the folder's vocab.txt, or None when it has tokenizer.json alone (the tokenizer, read by
     BertTokenizer.from_pretrained, then writes a vocab.txt beside a fine-tuned model)."""
     folder = Path(model_dir)
-    if model_folder_kind(folder) == RUN_FOLDER:
+    kind, vocab = check_model_folder(folder)
+    if kind == RUN_FOLDER:
         checkpoint = load_checkpoint(folder / CHECKPOINT_FILE)
         config, state = BertConfig.from_dict(checkpoint.model_config), checkpoint.model_state
         if (folder / VOCAB_FILE).is_file():
@@ -38,7 +39,6 @@ def read_weights(model_dir):
         weights = find_weights_file(folder)
         config = read_config(folder / CONFIG_FILE)
         state, _ = normalize_hf_state(read_safetensors(weights)[0])
-    vocab = vocabulary_file(folder)
     check_weights_fit_config(config, state, folder)  # before a head builds a model of that config
     if not any(name.startswith(ENCODER_PREFIX) for name in state):
         state = {ENCODER_PREFIX + name: array for name, array in state.items()}  # a bare BertModel

@@ -15,13 +15,14 @@ from minibert.io.pretrained import VOCAB_FILE
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.train.checkpointing import CHECKPOINT_FILE, check_vocabulary, load_checkpoint
-from minibert.train.model_folder import RUN_FOLDER, model_folder_kind, vocabulary_file
+from minibert.train.model_folder import RUN_FOLDER, check_model_folder
 
 
 def load_for_inference(directory):
     """(BertForPreTraining in eval mode, BertTokenizer) from a run folder or a from_pretrained folder."""
     directory = Path(directory)
-    if model_folder_kind(directory) == RUN_FOLDER:
+    kind, source = check_model_folder(directory)
+    if kind == RUN_FOLDER:
         checkpoint = load_checkpoint(directory / CHECKPOINT_FILE)
         config = BertConfig.from_dict(checkpoint.model_config)
         check_weights_fit_config(config, checkpoint.model_state, directory / CHECKPOINT_FILE)
@@ -29,7 +30,6 @@ def load_for_inference(directory):
         model.load_state_dict(checkpoint.model_state)
     else:
         model = BertForPreTraining.from_pretrained(directory, verbose=False)
-    source = vocabulary_file(directory)
     if source.name == VOCAB_FILE and (directory / CHECKPOINT_FILE).is_file():
         check_vocabulary(checkpoint, source, directory / CHECKPOINT_FILE)
     tokenizer = BertTokenizer.from_pretrained(directory)

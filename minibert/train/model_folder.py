@@ -42,3 +42,8 @@ def vocabulary_file(directory):
             return directory / name
     raise CheckpointError(f"{directory} has neither {VOCAB_FILE} nor {TOKENIZER_JSON_NAME}: the model cannot "
                           "read text without the vocabulary it was trained with; copy one into the folder")
+
+
+def check_model_folder(directory):
+    """(kind, vocabulary file) of a model folder, before anything is built from it or written for it."""
+    return model_folder_kind(directory), vocabulary_file(directory)
