@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from minibert.cli import main
 from minibert.fast import accelerate, process_plan
+from minibert.finetune import load_finetuned
 from minibert.finetune.classification import ClassificationTask
 from minibert.finetune.loop import FineTuneConfig, build_model, default_learning_rate, recipe_optimizer, train_step
 from minibert.io.packaged_model import extract_packaged_model, packaged_model_zip
@@ -101,3 +103,23 @@ def test_fine_tuning_minilm_matches_transformers_live(minilm, tmp_path):
     reference = maker.make_reference(minilm)
     losses, state = fine_tune_as_reference(minilm, reference, tmp_path)
     check_against(reference, losses, state)
+
+
+def test_the_finetune_command_reads_the_folder_as_the_wheel_ships_it(minilm, tmp_path, capsys):
+    """`finetune --model` on the folder with tokenizer.json alone: the fine-tuned folder gets a vocab.txt of
+    the same tokens, and `predict` reads it back."""
+    assert not (minilm / "vocab.txt").exists()
+    train = tmp_path / "train.tsv"
+    rows = zip(REFERENCE["texts"][:16], REFERENCE["labels"][:16], strict=True)
+    train.write_text("sentence\tlabel\n" + "".join(f"{text}\t{label}\n" for text, label in rows), "utf-8")
+    with pytest.raises(SystemExit) as finished:
+        main(["finetune", "--task", "glue-tsv", "--model", str(minilm), "--out", str(tmp_path / "out"),
+              "--train", str(train), "--dev", str(train), "--epochs", "1", "--batch-size", "8",
+              "--max-seq-length", "16"])
+    assert finished.value.code == 0
+    assert "model saved in" in capsys.readouterr().out
+    shipped = json.loads((minilm / "tokenizer.json").read_text("utf-8"))["model"]["vocab"]
+    saved = (tmp_path / "out" / "vocab.txt").read_text("utf-8").splitlines()
+    assert saved == sorted(shipped, key=shipped.__getitem__)
+    task, model = load_finetuned(tmp_path / "out")
+    assert task.labels == REFERENCE["settings"]["labels"] and model.num_labels == 3
