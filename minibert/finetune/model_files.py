@@ -16,9 +16,8 @@ from pathlib import Path
 from minibert.io import find_weights_file, normalize_hf_state, read_safetensors
 from minibert.io.checkpoint import check_weights_fit_config
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE, read_config
-from minibert.model import BertConfig
-from minibert.train.checkpointing import CHECKPOINT_FILE, check_vocabulary, load_checkpoint, load_run_config
-from minibert.train.model_folder import RUN_FOLDER, check_model_folder
+from minibert.train.checkpointing import CHECKPOINT_FILE, load_run_config
+from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
 ENCODER_PREFIX = "bert."
 
@@ -31,15 +30,12 @@ def read_weights(model_dir):
     folder = Path(model_dir)
     kind, vocab = check_model_folder(folder)
     if kind == RUN_FOLDER:
-        checkpoint = load_checkpoint(folder / CHECKPOINT_FILE)
-        config, state = BertConfig.from_dict(checkpoint.model_config), checkpoint.model_state
-        if (folder / VOCAB_FILE).is_file():
-            check_vocabulary(checkpoint, folder / VOCAB_FILE, folder / CHECKPOINT_FILE)
+        config, state = read_run_folder(folder)
     else:
         weights = find_weights_file(folder)
         config = read_config(folder / CONFIG_FILE)
         state, _ = normalize_hf_state(read_safetensors(weights)[0])
-    check_weights_fit_config(config, state, folder)  # before a head builds a model of that config
+        check_weights_fit_config(config, state, folder)  # before a head builds a model of that config
     if not any(name.startswith(ENCODER_PREFIX) for name in state):
         state = {ENCODER_PREFIX + name: array for name, array in state.items()}  # a bare BertModel
     return config, state, str(vocab) if vocab.name == VOCAB_FILE else None

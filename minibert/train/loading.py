@@ -10,12 +10,9 @@ Which kind a folder is, and where its vocabulary is, `model_folder.py` decides f
 from pathlib import Path
 
 from minibert.errors import CheckpointError
-from minibert.io.checkpoint import check_weights_fit_config
-from minibert.io.pretrained import VOCAB_FILE
-from minibert.model import BertConfig, BertForPreTraining
+from minibert.model import BertForPreTraining
 from minibert.tokenizer import BertTokenizer
-from minibert.train.checkpointing import CHECKPOINT_FILE, check_vocabulary, load_checkpoint
-from minibert.train.model_folder import RUN_FOLDER, check_model_folder
+from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
 
 def load_for_inference(directory):
@@ -23,15 +20,11 @@ def load_for_inference(directory):
     directory = Path(directory)
     kind, source = check_model_folder(directory)
     if kind == RUN_FOLDER:
-        checkpoint = load_checkpoint(directory / CHECKPOINT_FILE)
-        config = BertConfig.from_dict(checkpoint.model_config)
-        check_weights_fit_config(config, checkpoint.model_state, directory / CHECKPOINT_FILE)
+        config, state = read_run_folder(directory)
         model = BertForPreTraining(config)
-        model.load_state_dict(checkpoint.model_state)
+        model.load_state_dict(state)
     else:
         model = BertForPreTraining.from_pretrained(directory, verbose=False)
-    if source.name == VOCAB_FILE and (directory / CHECKPOINT_FILE).is_file():
-        check_vocabulary(checkpoint, source, directory / CHECKPOINT_FILE)
     tokenizer = BertTokenizer.from_pretrained(directory)
     if tokenizer.vocab_size != model.config.vocab_size:
         raise CheckpointError(f"{source} has {tokenizer.vocab_size} tokens but the model's vocab_size is "

@@ -9,10 +9,12 @@ every command that takes a model (`fill-mask`, `attention`, `embed`, `finetune`)
 
 from pathlib import Path
 
+from minibert.config import BertConfig
 from minibert.errors import CheckpointError
+from minibert.io.checkpoint import check_weights_fit_config
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE
 from minibert.tokenizer.tokenizer_json import TOKENIZER_JSON_NAME
-from minibert.train.checkpointing import CHECKPOINT_FILE
+from minibert.train.checkpointing import CHECKPOINT_FILE, check_vocabulary, load_checkpoint
 
 RUN_FOLDER, PRETRAINED_FOLDER = "run folder", "from_pretrained folder"
 
@@ -47,3 +49,15 @@ def vocabulary_file(directory):
 def check_model_folder(directory):
     """(kind, vocabulary file) of a model folder, before anything is built from it or written for it."""
     return model_folder_kind(directory), vocabulary_file(directory)
+
+
+def read_run_folder(directory):
+    """(config, {name: array}) of a run folder's checkpoint; its vocab.txt, if there, must be the one the
+    checkpoint was trained with (same sha256), and the weights must fit the config."""
+    path = Path(directory) / CHECKPOINT_FILE
+    checkpoint = load_checkpoint(path)
+    if (Path(directory) / VOCAB_FILE).is_file():
+        check_vocabulary(checkpoint, Path(directory) / VOCAB_FILE, path)
+    config = BertConfig.from_dict(checkpoint.model_config)
+    check_weights_fit_config(config, checkpoint.model_state, path)
+    return config, checkpoint.model_state
