@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
+from minibert.data.location import data_folder  # noqa: E402
 from minibert.train.loading import load_for_inference  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.pretraining_loop import pretrain  # noqa: E402
@@ -43,7 +44,8 @@ def main():
     # (causal 17.6%, chance 16.0%).
     parser.add_argument("--steps", type=int, default=4000, help="training steps per model (4000)")
     parser.add_argument("--quick", action="store_true", help="20 steps per model: checks that it runs")
-    parser.add_argument("--data-dir", default="data/synthetic", help="the synthetic corpus folder")
+    parser.add_argument("--data-dir", default=str(data_folder() / "synthetic"),
+                        help="the synthetic corpus folder (default: the data folder's synthetic/)")
     parser.add_argument("--out", default=None, help="where the two run folders go (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

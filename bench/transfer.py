@@ -35,6 +35,7 @@ from cpu import describe_cpu  # noqa: E402
 
 from minibert.data.build import resolve_corpus  # noqa: E402
 from minibert.data.corpora import document_pairs, package_topics  # noqa: E402
+from minibert.data.location import data_folder  # noqa: E402
 from minibert.finetune import FineTuneConfig  # noqa: E402
 from minibert.finetune.run import run_finetuning  # noqa: E402
 
@@ -68,7 +69,7 @@ def main():
     args = parser.parse_args()
     if not set(args.starts.split(",")) <= {"pretrained", "random"}:
         parser.error(f"--starts {args.starts!r}: give pretrained, random or both, comma-separated")
-    corpus = args.corpus or resolve_corpus("pydocs", Path("data", "pydocs"), log=lambda _: None)
+    corpus = args.corpus or resolve_corpus("pydocs", data_folder() / "pydocs", log=lambda _: None)
     build, labels, sizes, dev_size = TASKS[args.task]
     sizes, dev_size = args.train_per_label or sizes, args.dev_per_label or dev_size
     task_root = Path(args.task_dir or tempfile.mkdtemp(prefix=f"minibert-{args.task}-"))

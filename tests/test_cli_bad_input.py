@@ -36,7 +36,7 @@ CASES = {
     "data: masked-lm-prob 2": (["data", "--corpus", "two_docs.txt", "--out", "d", "--masked-lm-prob", "2"],
                                "argument --masked-lm-prob: '2'"),
     "finetune: no model folder": (["finetune", "--task", "glue-tsv", "--model", "missing", "--out", "o",
-                                   "--train", "good.tsv", "--dev", "good.tsv"], "missing"),
+                                   "--train", "good.tsv", "--dev", "good.tsv"], "model folder missing does not exist"),
     "finetune: malformed TSV": (["finetune", "--task", "glue-tsv", "--model", "model", "--out", "o",
                                  "--train", "bad.tsv", "--dev", "good.tsv"], "bad.tsv:2: 1 tab-separated"),
     "finetune: TSV given as SQuAD": (["finetune", "--task", "squad", "--model", "model", "--out", "o",

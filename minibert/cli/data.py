@@ -18,7 +18,7 @@ def add_arguments(parser):
                         help="a built-in corpus, or a text file: one sentence per line, a blank line between "
                              "documents")
     parser.add_argument("--out", default=None, metavar="DIR",
-                        help="where corpus.txt, vocab.txt and build/ go (data/<corpus>, or the file's "
+                        help="where corpus.txt, vocab.txt and build/ go (<data folder>/<corpus>, or the file's "
                              "folder)")
     parser.add_argument("--masking", choices=("dynamic", "static"), default="dynamic",
                         help="dynamic: a new mask each time a sequence is served (RoBERTa, default); "

@@ -5,8 +5,10 @@
         --train SST-2/train.tsv --dev SST-2/dev.tsv --lr 2e-5
 
 `sentiment`, `qa`, `ner` and `story-pairs` are synthetic tasks, `package-topics` and `doc-pairs` real-text
-ones (all written to data/ on first use); `glue-tsv`, `squad` and `conll` read your files. --model is a run folder
-or a from_pretrained folder. The best epoch's model (on dev) is saved in --out, for `predict --model OUT`.
+ones (written to the data folder on first use: the checkout's data/, or MINIBERT_DATA, or
+~/.cache/minibert; never the current folder); `glue-tsv`, `squad` and `conll` read your files. --model is a
+run folder or a from_pretrained folder (a sentence-transformers one too, such as all-MiniLM-L6-v2). The best
+epoch's model (on dev) is saved in --out, for `predict --model OUT`.
 """
 
 # More examples:
@@ -25,7 +27,7 @@ def add_arguments(parser):
     parser.add_argument("--task", required=True, choices=TASK_NAMES, help="what to fine-tune on")
     parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the fine-tuned model goes")
-    parser.add_argument("--train", metavar="FILE", help="training file (default: the task's own, in data/)")
+    parser.add_argument("--train", metavar="FILE", help="training file (default: the task's own, in the data folder)")
     parser.add_argument("--dev", metavar="FILE", help="dev file, evaluated after each epoch")
     parser.add_argument("--epochs", type=whole_number("the number of epochs"), default=None,
                         help="passes over the training set (default: 3, or more so that a small set "

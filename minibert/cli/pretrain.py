@@ -86,7 +86,7 @@ def add_arguments(parser):
     parser.add_argument("--overwrite", action="store_true",
                         help="start afresh in --out even if it holds a run, a log.jsonl or a vocab.txt")
     parser.add_argument("--data-dir", default=None, metavar="DIR",
-                        help="where the corpus, vocabulary and shards live (default data/<corpus>)")
+                        help="where the corpus, vocabulary and shards live (default <data folder>/<corpus>)")
     for option, (field, parse, help_text) in RUN_OPTIONS.items():
         metavar = "pydocs|synthetic|PATH" if option == "--corpus" else "NAME" if parse is str else "N"
         parser.add_argument(option, dest=field, type=parse, default=None, metavar=metavar, help=help_text)

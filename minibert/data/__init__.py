@@ -1,6 +1,7 @@
 """BERT's pretraining data: corpora, NSP/SOP instances, the masking routine, shards and batches."""
 
 # The modules, in the order the data flows through them:
+# location.py        the data folder: the checkout's data/, MINIBERT_DATA, or ~/.cache/minibert, never the cwd
 # corpora/           corpus builders: pydocs, synthetic, a user's file (Google's format)
 # documents.py       a corpus file -> tokenized documents, with whole-word boundaries (Chinese too)
 # token_store.py     the tokenized corpus on disk, memory-mapped: random access without holding it in RAM

@@ -31,6 +31,7 @@ from minibert.data.corpora import CORPORA, CORPUS_FILE, build_corpus
 from minibert.data.documents import iter_tokenized_documents
 from minibert.data.features import BATCH_FIELDS, UNMASKED_FIELDS, field_specs, instance_rows, mask_rows
 from minibert.data.instances import InstanceConfig, iter_instances
+from minibert.data.location import data_folder
 from minibert.data.masking import MaskingConfig
 from minibert.data.problems import warn
 from minibert.data.shards import ShardWriter, read_manifest, write_manifest
@@ -193,7 +194,7 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
     """Build (or find up to date) the pretraining shards of `corpus`; returns their directory.
 
     corpus: "pydocs", "synthetic" or the path of a corpus file. out_dir: where corpus.txt, vocab.txt and
-    build/ go; default `data/<name>` for a named corpus, the corpus file's folder otherwise.
+    build/ go; default `<data folder>/<name>` for a named corpus (data/location.py), the corpus file's folder otherwise.
     The shard directory is what `PretrainingBatches` reads.
     """
     config = PretrainingDataConfig(
@@ -206,7 +207,7 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
         raise DataError(f"corpus {corpus!r} is neither {' nor '.join(CORPORA)} nor an existing file; "
                         "give a text file with one sentence per line and a blank line between documents")
     if out_dir is None:
-        out_dir = Path("data", corpus) if corpus in CORPORA else Path(corpus).parent
+        out_dir = data_folder() / corpus if corpus in CORPORA else Path(corpus).parent
     out_dir = Path(out_dir)
     created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ short run underfits; see the `mini` preset's notes in minibert/train/presets.py)
 from pathlib import Path
 
 from minibert.data.corpora import CORPORA
+from minibert.data.location import data_folder
 from minibert.train.presets import RUN_PRESETS, run_preset
 
 # masked positions per 64-token sequence: room for the 50% arm of `mask-rate`, the same in every
@@ -77,7 +78,7 @@ def run_config(settings, seed, **changes):
 
 
 def data_dir(settings):
-    """Where the corpus and its shards live, as the pretrain command keeps them: data/<name> for a built-in
+    """Where the corpus and its shards live, as the pretrain command keeps them: <data folder>/<name> for a built-in
     corpus, the folder of a corpus file otherwise."""
     corpus = settings["pretrain"]["corpus"]
-    return Path("data", corpus) if corpus in CORPORA else Path(corpus).parent
+    return data_folder() / corpus if corpus in CORPORA else Path(corpus).parent

@@ -18,7 +18,7 @@ Legend: B batch, S sequence length, H hidden size, C labels.
 import numpy as np
 
 from minibert import functional as F
-from minibert.errors import CheckpointError, ShapeError
+from minibert.errors import CheckpointError, DataError, ShapeError
 from minibert.finetune.model_files import ENCODER_PREFIX, read_weights
 from minibert.io.checkpoint import stored_dtype
 from minibert.model import BertModel
@@ -26,6 +26,12 @@ from minibert.model.savable import SavableModel
 from minibert.nn import Dropout, Linear
 
 IGNORE_INDEX = -100  # label of a position that has no loss: padding, [CLS], [SEP], a word's later pieces
+
+
+def label_names(config):
+    """The label names of `config` in id order (HF's `id2label`), or None when it has none."""
+    id2label = config.extra.get("id2label")
+    return None if id2label is None else [id2label[str(i)] for i in range(len(id2label))]
 
 
 class FineTuningModel(SavableModel):
@@ -42,8 +48,7 @@ class FineTuningModel(SavableModel):
     @property
     def labels(self):
         """The label names in id order (HF's `id2label`), or None when none were given."""
-        id2label = self.config.extra.get("id2label")
-        return None if id2label is None else [id2label[str(i)] for i in range(len(id2label))]
+        return label_names(self.config)
 
     @staticmethod
     def set_labels(config, labels):
@@ -63,6 +68,7 @@ class FineTuningModel(SavableModel):
         config, state, vocab_file = read_weights(model_dir)
         if labels is not None:
             labels = [str(label) for label in labels]
+            cls._check_head_labels(config, labels, model_dir)
             if num_labels is not None and num_labels != len(labels):
                 raise ShapeError(f"num_labels={num_labels} but {len(labels)} labels were given: {labels}")
             cls.set_labels(config, labels)
@@ -84,6 +90,18 @@ class FineTuningModel(SavableModel):
             print(f"{cls.__name__} ({model.num_parameters():,} parameters): encoder from {model_dir} "
                   f"({loaded_encoder} tensors); head `{cls.head_name}` {how}, {model.num_labels} outputs")
         return model
+
+    @classmethod
+    def _check_head_labels(cls, config, labels, model_dir):
+        """A folder fine-tuned here holds a head whose outputs mean its labels: a task with other labels
+        would read them under the wrong names. HuggingFace's unnamed defaults (LABEL_0, ...) name nothing."""
+        built_for = cls.__name__ in config.extra.get("architectures", ()) and label_names(config)
+        if not built_for or built_for == [f"LABEL_{i}" for i in range(len(built_for))] or built_for == labels:
+            return
+        others = [label for label in labels if label not in built_for] or labels
+        raise DataError(f"the task's labels {others} are not those the head of {model_dir} was built for "
+                        f"({built_for}); fine-tune it on a file with those labels, or start from the "
+                        "pretrained model it came from for a new label set")
 
     def _load_encoder(self, state, model_dir):
         encoder = {name.removeprefix(ENCODER_PREFIX): array for name, array in state.items()

@@ -131,9 +131,7 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
     steps_per_epoch = math.ceil(len(train_features) / settings.batch_size)
     epochs = settings.epochs or default_epochs(steps_per_epoch)
     total_steps = epochs * steps_per_epoch
-    optimizer = bert_optimizer(model.named_parameters(), learning_rate, rule="adamw")
-    scheduler = LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=total_steps,
-                                               warmup_steps=round(settings.warmup_proportion * total_steps)))
+    optimizer, scheduler = recipe_optimizer(model, learning_rate, settings, total_steps)
     parameters = model.parameters()
     log = RunLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
     if log is not None:
@@ -194,6 +192,14 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                                      "best": result.best_metrics, "seconds": result.seconds,
                                      "warning": result.warning})
     return result
+
+
+def recipe_optimizer(model, learning_rate, settings, total_steps):
+    """(optimizer, scheduler) of the recipe: AdamW with BERT's settings, linear warmup then linear decay."""
+    optimizer = bert_optimizer(model.named_parameters(), learning_rate, rule="adamw")
+    scheduler = LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=total_steps,
+                                               warmup_steps=round(settings.warmup_proportion * total_steps)))
+    return optimizer, scheduler
 
 
 def check_fit(task, model, progress):

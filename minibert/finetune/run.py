@@ -16,6 +16,7 @@ from minibert.io.overwrite import check_can_write
 from minibert.io.run_lock import RunLock
 from minibert.tokenizer import BertTokenizer
 from minibert.train.logs import LOG_FILE
+from minibert.train.model_folder import check_model_folder
 
 
 def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, settings=None, random_init=False,
@@ -27,6 +28,7 @@ def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, set
     exist yet (or be empty) unless `overwrite`: it may hold an earlier fine-tuned model. It is locked while
     the run writes it.
     """
+    check_model_folder(model_dir)  # a wrong --model stops here, before --out is touched
     if out_dir is not None:
         check_can_write(out_dir, overwrite, "--out")
     with RunLock(out_dir, "fine-tuning run") if out_dir is not None else contextlib.nullcontext():

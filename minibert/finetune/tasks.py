@@ -7,7 +7,8 @@ Three kinds of task, each a module with the same parts (see `classification.py`)
     question_answering   QuestionAnsweringTask   qa (synthetic), squad (your SQuAD v1.1 JSON)
     tagging              TaggingTask             ner (synthetic), conll (your CoNLL file)
 
-A task's own files (TASKS) are written to data/ when missing; glue-tsv, squad and conll read yours.
+A task's own files (TASKS) are written to the data folder when missing (`data/location.py`: the checkout's
+data/, MINIBERT_DATA, or ~/.cache/minibert; never the current folder); glue-tsv, squad and conll read yours.
 """
 
 # The synthetic tasks read data/synthetic/{sentiment,qa,ner}_{train,dev}.*, committed; when they are missing
@@ -28,15 +29,16 @@ from minibert.data.build import resolve_corpus
 from minibert.data.corpora.document_pairs import build_document_pairs, build_story_pairs
 from minibert.data.corpora.package_topics import build_package_topics
 from minibert.data.corpora.synthetic import write_tasks
+from minibert.data.location import data_folder
 from minibert.errors import ConfigError
 from minibert.finetune.classification import ClassificationTask
 from minibert.finetune.question_answering import QuestionAnsweringTask
 from minibert.finetune.tagging import TaggingTask
 
 TASK_KINDS = {task.kind: task for task in (ClassificationTask, QuestionAnsweringTask, TaggingTask)}
-SYNTHETIC_DIR = Path("data") / "synthetic"
+SYNTHETIC_DIR = "synthetic"  # the folders below are inside the data folder (data/location.py)
 SYNTHETIC_SEED = 0  # the seed of the committed files
-PYDOCS_DIR = Path("data") / "pydocs"
+PYDOCS_DIR = "pydocs"
 REAL_TEXT_SEED = 0  # package-topics: the files of bench/transfer.py at 300 training sentences a label
 
 
@@ -55,23 +57,23 @@ def write_story_pairs(data_dir, log):
 def real_text_writer(build):
     """A writer of a real-text task's files: `build(out_dir, seed=, pretraining_corpus=)` without pydocs."""
     def write(data_dir, log):
-        corpus = resolve_corpus("pydocs", PYDOCS_DIR, log)
+        corpus = resolve_corpus("pydocs", data_folder() / PYDOCS_DIR, log)
         log(f"writing {data_dir}/train.tsv and dev.tsv from the docstrings of pip's libraries, without the "
             f"sentences of {corpus} (seed {REAL_TEXT_SEED})")
         build(data_dir, seed=REAL_TEXT_SEED, pretraining_corpus=corpus)
     return write
 
 
-# --task name -> (kind, the folder of its files, their name pattern, what writes them when missing); the
-# last three are None for a task that reads the user's own files
+# --task name -> (kind, the folder of its files inside the data folder, their name pattern, what writes them
+# when missing); the last three are None for a task that reads the user's own files
 TASKS = {
     "sentiment": ("classification", SYNTHETIC_DIR, "sentiment_{split}.tsv", write_synthetic),
     "qa": ("question_answering", SYNTHETIC_DIR, "qa_{split}.json", write_synthetic),
     "ner": ("tagging", SYNTHETIC_DIR, "ner_{split}.conll", write_synthetic),
-    "story-pairs": ("classification", Path("data") / "story_pairs", "{split}.tsv", write_story_pairs),
-    "package-topics": ("classification", Path("data") / "package_topics", "{split}.tsv",
+    "story-pairs": ("classification", "story_pairs", "{split}.tsv", write_story_pairs),
+    "package-topics": ("classification", "package_topics", "{split}.tsv",
                        real_text_writer(build_package_topics)),
-    "doc-pairs": ("classification", Path("data") / "doc_pairs", "{split}.tsv", real_text_writer(build_document_pairs)),
+    "doc-pairs": ("classification", "doc_pairs", "{split}.tsv", real_text_writer(build_document_pairs)),
     "glue-tsv": ("classification", None, None, None),
     "squad": ("question_answering", None, None, None),
     "conll": ("tagging", None, None, None),
@@ -97,7 +99,7 @@ def data_files(name, train=None, dev=None, data_dir=None, log=print):
         if train is None or dev is None:
             raise ConfigError(f"--task {name} reads your own data: pass --train FILE and --dev FILE")
         return Path(train), Path(dev)
-    data_dir = Path(data_dir or folder)
+    data_dir = Path(data_dir) if data_dir is not None else data_folder() / folder
     defaults = [data_dir / pattern.format(split=split) for split in ("train", "dev")]
     if not all(path.is_file() for path in defaults) and (train is None or dev is None):
         write(data_dir, log or (lambda _: None))

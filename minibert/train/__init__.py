@@ -19,6 +19,7 @@ below lists every module in reading order.
 # checkpointing.py    atomic checkpoints that resume bit-exactly
 # progress.py         the one live progress line
 # logs.py             the JSONL log and the SVG curves drawn from it
+# model_folder.py     which kind a --model folder is, its vocabulary file, a run folder's weights (every command)
 # loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
 # fill_mask.py        what the model guesses behind [MASK]
 # attention_view.py   each layer's and head's attention, in the terminal and as SVG
