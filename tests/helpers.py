@@ -86,6 +86,38 @@ def loss_and_gradients_of_a_step(model, batch_size, seq_len, predictions):
     return [loss.data] + [parameter.grad for parameter in model.parameters()]
 
 
+# ----- a small model with odd sizes, a padded batch, random weights (test_model.py, test_fast.py, ...) -----
+
+def odd_config(**overrides):
+    """A small BertConfig of odd sizes, so that a transposed weight or a swapped axis fails loudly rather than
+    broadcasting."""
+    from minibert.config import BertConfig
+
+    values = dict(vocab_size=23, hidden_size=12, num_hidden_layers=2, num_attention_heads=3,
+                  intermediate_size=10, max_position_embeddings=9)
+    return BertConfig(**{**values, **overrides})
+
+
+def padded_batch(seed=0, batch=3, seq_len=7, vocab_size=23):
+    """Random ids, two segments, and rows of lengths seq_len, seq_len-2, 2 (padding after)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.array([seq_len, seq_len - 2, 2][:batch])
+    attention_mask = (np.arange(seq_len) < lengths[:, None]).astype(np.int64)
+    input_ids = rng.integers(1, vocab_size, size=(batch, seq_len)) * attention_mask
+    token_type_ids = (np.arange(seq_len) >= lengths[:, None] // 2).astype(np.int64) * attention_mask
+    return input_ids, token_type_ids, attention_mask
+
+
+def randomize(model, seed=1):
+    """Random values everywhere (LayerNorm weights near 1, biases not 0), so no term hides behind an initial
+    0 or 1."""
+    rng = np.random.default_rng(seed)
+    for name, parameter in model.named_parameters():
+        noise = rng.standard_normal(parameter.shape)
+        parameter.data[...] = 1 + 0.2 * noise if name.endswith("LayerNorm.weight") else 0.3 * noise
+    return model
+
+
 # ----- the small pretraining corpus and its runs (test_train.py and the run tests) -----
 
 # threads=1: Numba's threads only slow arrays this small down.

@@ -9,11 +9,12 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import FLOATS, assert_gradient, assert_matches, leading_shapes, seeds
+from helpers import FLOATS, assert_gradient, assert_matches, leading_shapes, padded_batch, randomize, seeds
+from helpers import odd_config as small_config
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minibert import BertConfig, BertForPreTraining, BertModel, Tensor, gradcheck, pretraining_loss
+from minibert import BertForPreTraining, BertModel, Tensor, gradcheck, pretraining_loss
 from minibert import functional as F
 from minibert.errors import ConfigError, ShapeError
 from minibert.fast import accelerate, ops
@@ -397,30 +398,10 @@ def test_the_float32_fused_gelu_keeps_float32_precision():
 # ---------------------------------------------------------------------------------------------------------
 # A whole model, accelerated and plain
 
-def small_config(**overrides):
-    """Odd sizes, so that a transposed weight or a swapped axis fails loudly rather than broadcasting."""
-    values = dict(vocab_size=23, hidden_size=12, num_hidden_layers=2, num_attention_heads=3,
-                  intermediate_size=10, max_position_embeddings=9)
-    return BertConfig(**{**values, **overrides})
 
 
-def padded_batch(seed=0, batch=3, seq_len=7, vocab_size=23):
-    """Random ids, two segments, and rows of lengths seq_len, seq_len-2, 2 (padding after)."""
-    rng = np.random.default_rng(seed)
-    lengths = np.array([seq_len, seq_len - 2, 2][:batch])
-    attention_mask = (np.arange(seq_len) < lengths[:, None]).astype(np.int64)
-    input_ids = rng.integers(1, vocab_size, size=(batch, seq_len)) * attention_mask
-    token_type_ids = (np.arange(seq_len) >= lengths[:, None] // 2).astype(np.int64) * attention_mask
-    return input_ids, token_type_ids, attention_mask
 
 
-def randomize(model, seed=1):
-    """Random values everywhere (LayerNorm weights near 1, biases not 0), so no term hides behind 0 or 1."""
-    rng = np.random.default_rng(seed)
-    for name, parameter in model.named_parameters():
-        noise = rng.standard_normal(parameter.shape)
-        parameter.data[...] = 1 + 0.2 * noise if name.endswith("LayerNorm.weight") else 0.3 * noise
-    return model
 
 
 POSITIONS = np.array([[2, 3, 6, 3], [1, 4, 0, 0], [1, 0, 0, 0]])  # a repeated position, padding slots

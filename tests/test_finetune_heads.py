@@ -3,6 +3,7 @@ formulas written out in NumPy, and loading an encoder with a fresh or a saved he
 
 import numpy as np
 import pytest
+from helpers import randomize
 
 from minibert import gradcheck
 from minibert.errors import CheckpointError
@@ -33,13 +34,6 @@ def padded_batch(seed=0):
     return input_ids, token_type_ids, attention_mask
 
 
-def randomize(model, seed=1):
-    """Random values everywhere (LayerNorm weights near 1), so no term hides behind an initial 0 or 1."""
-    rng = np.random.default_rng(seed)
-    for name, parameter in model.named_parameters():
-        noise = rng.standard_normal(parameter.shape)
-        parameter.data[...] = 1 + 0.2 * noise if name.endswith("LayerNorm.weight") else 0.3 * noise
-    return model
 
 
 def log_softmax(x):
