@@ -118,6 +118,28 @@ def randomize(model, seed=1):
     return model
 
 
+def whole_loss_gradcheck(model):
+    """gradcheck of MLM + NSP loss with respect to every parameter of a float64 BertForPreTraining of
+    vocabulary 13 and 6 positions (odd_config(vocab_size=13, ..., max_position_embeddings=6)), in training
+    mode: a padded batch with a zero-weight masked slot; the dropout draws replayed for every evaluation;
+    large tensors sampled (25 entries each), none skipped."""
+    from minibert import gradcheck
+    from minibert.model import pretraining_loss
+
+    ids, types, mask = padded_batch(seed=5, batch=3, seq_len=5, vocab_size=13)
+    positions = np.array([[1, 3], [2, 0], [1, 0]])
+    labels, weights = np.array([[4, 7], [9, 0], [12, 0]]), np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
+    dropout_state = model.rng.bit_generator.state
+    names, params = zip(*model.named_parameters(), strict=True)
+
+    def loss(*_):
+        model.rng.bit_generator.state = dropout_state  # the same dropout draws at every evaluation
+        output = model(ids, types, mask, masked_positions=positions)
+        return pretraining_loss(output, labels, weights, np.array([0, 1, 1]))[0]
+
+    return gradcheck(loss, *params, names=names, max_entries=25)
+
+
 # ----- the small pretraining corpus and its runs (test_train.py and the run tests) -----
 
 # threads=1: Numba's threads only slow arrays this small down.

@@ -9,7 +9,16 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import FLOATS, assert_gradient, assert_matches, leading_shapes, padded_batch, randomize, seeds
+from helpers import (
+    FLOATS,
+    assert_gradient,
+    assert_matches,
+    leading_shapes,
+    padded_batch,
+    randomize,
+    seeds,
+    whole_loss_gradcheck,
+)
 from helpers import odd_config as small_config
 from hypothesis import given
 from hypothesis import strategies as st
@@ -479,20 +488,9 @@ def test_whole_pretraining_loss_gradcheck_accelerated(backend):
                           max_position_embeddings=6)
     model = accelerate(randomize(BertForPreTraining(config, seed=0).to(np.float64)).train(),
                        prune_last_layer=True)
-    ids, types, mask = padded_batch(seed=5, batch=3, seq_len=5, vocab_size=13)
-    positions = np.array([[1, 3], [2, 0], [1, 0]])
-    labels, weights = np.array([[4, 7], [9, 0], [12, 0]]), np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
-    dropout_state = model.rng.bit_generator.state
-    names, params = zip(*model.named_parameters(), strict=True)
-
-    def loss(*_):
-        model.rng.bit_generator.state = dropout_state  # the same dropout seeds at every evaluation
-        output = model(ids, types, mask, masked_positions=positions)
-        return pretraining_loss(output, labels, weights, np.array([0, 1, 1]))[0]
-
     assert {type(module).__name__ for _, module in model.named_modules()} >= {
         "FusedSelfAttention", "FusedFeedForward", "FusedSublayerOutput", "FusedPredictionTransform", "SeededDropout"}
-    assert gradcheck(loss, *params, names=names, max_entries=25)
+    assert whole_loss_gradcheck(model)
 
 
 def test_accelerate_keeps_the_names_the_weights_and_the_checkpoint(tmp_path):

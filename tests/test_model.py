@@ -11,11 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import odd_config as small_config
-from helpers import padded_batch, randomize
+from helpers import padded_batch, randomize, whole_loss_gradcheck
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minibert import gradcheck
 from minibert.errors import ConfigError, ShapeError
 from minibert.io import load_arrays
 from minibert.model import (
@@ -24,7 +23,6 @@ from minibert.model import (
     BertModel,
     build_attention_mask,
     mask_matrix,
-    pretraining_loss,
 )
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
@@ -282,16 +280,5 @@ def test_whole_pretraining_loss_gradcheck(backend, attention):
     config = small_config(vocab_size=13, hidden_size=8, num_attention_heads=2, intermediate_size=6,
                           max_position_embeddings=6, attention=attention)
     model = randomize(BertForPreTraining(config, seed=0).to(np.float64)).train()
-    ids, types, mask = padded_batch(seed=5, batch=3, seq_len=5, vocab_size=13)
-    positions = np.array([[1, 3], [2, 0], [1, 0]])
-    labels, weights = np.array([[4, 7], [9, 0], [12, 0]]), np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
-    dropout_state = model.rng.bit_generator.state
-    names, params = zip(*model.named_parameters(), strict=True)
-
-    def loss(*_):
-        model.rng.bit_generator.state = dropout_state  # the same dropout masks at every evaluation
-        output = model(ids, types, mask, masked_positions=positions)
-        return pretraining_loss(output, labels, weights, np.array([0, 1, 1]))[0]
-
-    assert len(params) == 4 * config.num_hidden_layers * 4 + 14
-    assert gradcheck(loss, *params, names=names, max_entries=25)
+    assert len(model.parameters()) == 4 * config.num_hidden_layers * 4 + 14
+    assert whole_loss_gradcheck(model)
