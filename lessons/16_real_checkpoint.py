@@ -138,6 +138,7 @@ for label, count in counts.items():
     print(f"  {label:<42} {count:>12,}  {count / total:6.1%}")
 print(f"  {'total':<42} {total:>12,}")
 print(f"one encoder layer: {counts['encoder layers'] // config.num_hidden_layers:,} parameters")
+assert sum(counts.values()) == total  # every parameter counted in exactly one part
 
 # %% [markdown]
 # The article's figures (and the paper's) are 110M for BERT-base and 340M for BERT-large; the same count with
@@ -158,6 +159,7 @@ for name, size in sizes.items():
     word = size.vocab_size * size.hidden_size
     print(f"{name:<11} {whole / 1e6:6.1f}M = word embeddings {word / 1e6:4.1f}M ({word / whole:.0%}) + "
           f"{size.num_hidden_layers} layers × {one_layer / 1e6:.1f}M ({layers / whole:.0%}) + the rest")
+    assert round(whole / 1e5) == {"BERT-base": 1101, "BERT-large": 3362}[name]  # 110.1M and 336.2M, as above
 
 # %% [markdown]
 # ## Sentence similarity (a sentence-transformers model) or fill-in-the-blank (a model with an MLM head)

@@ -54,11 +54,15 @@ lab.run_here("masking", "19")
 # cores), beside the paper's numbers. `python lessons/19_masking_mix.py --full` reruns it here.
 
 # %%
-lab.stored_run("masking", "full", (
+full = lab.stored_run("masking", "full", (
     "the feature-based column. The arms that never leave a chosen token unchanged (100/0/0, 80/0/20, "
     "0/0/100) are the three worst, as quick mode's first column foretold; the paper's direction, and larger "
     "than its 0.9 points, in a 2-layer model with little else in its vectors. The fine-tuned column mostly "
     "says whether fine-tuning left the chance plateau at all: the two extremes have seeds that did not."))
+if full is not None:  # the stored table says what the text above says: never-unchanged arms are the worst three
+    ner = {arm: metrics["ner_features"].mean for arm, metrics in full.items()}
+    assert sorted(ner, key=ner.get)[:3] == sorted(["100-0-0", "80-0-20", "0-0-100"], key=ner.get)
+    assert max(ner, key=ner.get) == "80-10-10"
 
 # ## The same runs on a 4-layer model
 #

@@ -42,12 +42,17 @@ lab.run_here("nsp", "21")
 # it here.
 
 # %%
-lab.stored_run("nsp", "full", (
+full = lab.stored_run("nsp", "full", (
     "whether any column differs by more than its spreads. NSP practised story-pairs' question and SOP "
     "sentence-order's, yet neither is better than no sentence loss outside the noise, on the synthetic "
     "tasks or on real text (doc-pairs, within 3 points of chance for all three). That is RoBERTa's finding "
     "(NSP is not needed), not the paper's 3.5 QNLI points nor ALBERT's SOP gain: at 800 steps a 2-layer "
     "model has little in its [CLS] vector beyond what fine-tuning puts there."))
+if full is not None:  # no sentence loss differs from none by more than the two arms' spreads, on any task
+    for task in ("story", "order", "doc"):
+        for arm in ("nsp", "sop"):
+            ours, none = full[arm][task], full["none"][task]
+            assert abs(ours.mean - none.mean) <= (ours.std or 0) + (none.std or 0) + 1.0, (arm, task)
 
 # ## The same runs on a 4-layer model
 #

@@ -24,27 +24,30 @@ STORED = course.ROOT / "docs" / "figures"
 
 
 def run_here(name, lesson):
-    """Run experiment `name` (quick, or full with --full) with 3 seeds per arm; print and return its table."""
+    """Run experiment `name` (quick, or full with --full) with 3 seeds per arm; print its table and return its
+    summary, {arm: {metric: Summary}} (minibert/experiments/summary.py)."""
     os.chdir(course.ROOT)  # the experiments read data/synthetic, as the command does from the repository root
     experiment, mode = load_experiment(name), "full" if course.FULL else "quick"
     arms, metrics = experiment.arms(mode), experiment.metrics(mode)
     course.title(f"{name}, {mode} mode, run here: {len(arms)} arms x {SEEDS} seeds")
     records = run_experiment(experiment, mode, SEEDS, course.OUTPUT / f"{lesson}_{name}-{mode}")
-    table = format_table(summarize_runs(records, arms, metrics), metrics, arms)
-    print(table)
-    return table
+    summary = summarize_runs(records, arms, metrics)
+    print(format_table(summary, metrics, arms))
+    return summary
 
 
 def stored_run(name, mode, look_for):
     """Print the stored run of `name` in `mode` ("full", or "mini": the full mode on the 4-layer `mini`) that
-    docs/experiments.md reports, when and where it ran, and what to look for."""
+    docs/experiments.md reports, when and where it ran, and what to look for; return its summary, as
+    `run_here`, or None when no stored run is there."""
     course.title(f"{name}, {mode} mode, as docs/experiments.md reports it")
     stored = STORED / (f"experiment-{name}.json" if mode == "full" else f"experiment-{name}-{mode}.json")
     if not stored.is_file():
         print(f"(no stored {mode} run at {stored}: run `python -m minibert experiment {name} --{mode}`)")
-        return
+        return None
     record = json.loads(stored.read_text(encoding="utf-8"))
-    print(format_table(summarize_runs(record["runs"], record["arms"], record["metrics"]), record["metrics"],
-                       record["arms"]))
+    summary = summarize_runs(record["runs"], record["arms"], record["metrics"])
+    print(format_table(summary, record["metrics"], record["arms"]))
     print(f"{record['command']}; {record['date']}; {record['cpu']}")
     print(f"What to look for: {look_for}")
+    return summary
