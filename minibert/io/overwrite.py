@@ -8,7 +8,7 @@ takes the next free one instead (`free_name`).
 import datetime
 from pathlib import Path
 
-from minibert.errors import MinibertError
+from minibert.errors import ConfigError, MinibertError
 
 
 class WouldOverwrite(MinibertError, FileExistsError):
@@ -39,6 +39,16 @@ def check_can_write(path, overwrite, option, folder=True):
         return
     raise WouldOverwrite(f"{path} already exists ({describe(path)}); pass --overwrite to replace it, or "
                          f"give {option} a new name")
+
+
+def check_folder_exists(path, option):
+    """Refuse a file path whose folder does not exist, before any work is done: a command creates the folders
+    it owns (a run's --out), never one a mistyped path names."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        what = "is a file" if folder.exists() else "does not exist"
+        raise ConfigError(f"the folder {folder} of {option} {path} {what}; create the folder first, or give "
+                          f"{option} a path in a folder that exists")
 
 
 def free_name(path):

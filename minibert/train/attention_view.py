@@ -31,13 +31,19 @@ def attention_maps(model, tokenizer, text, text_b=None):
     if len(encoded["input_ids"]) > limit:
         raise ShapeError(f"the text is {len(encoded['input_ids'])} tokens long, more than the model's "
                          f"max_position_embeddings={limit}; shorten it")
+    tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"])
+    return tokens, attention_of(model, encoded["input_ids"], encoded["token_type_ids"])
+
+
+def attention_of(model, input_ids, token_type_ids, attention=None):
+    """L x (A, S, S) attention probabilities of one sequence, under the model's own mask or under
+    `attention` ("bidirectional" or "causal") instead."""
     model.eval()
     encoder = getattr(model, "bert", model)  # a model with heads, or the encoder alone (BertModel)
     with no_grad():
-        output = encoder(np.asarray([encoded["input_ids"]]), np.asarray([encoded["token_type_ids"]]),
-                            output_attentions=True)
-    tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"])
-    return tokens, [layer[0] for layer in output.attentions]  # L x (A, S, S)
+        output = encoder(np.asarray([input_ids]), np.asarray([token_type_ids]), output_attentions=True,
+                         attention=attention)
+    return [layer[0] for layer in output.attentions]  # L x (A, S, S)
 
 
 def select(attentions, layers=None, heads=None):

@@ -27,13 +27,14 @@ def softmax_rows(logits):
     return exps / exps.sum(axis=-1, keepdims=True)
 
 
-def predict_masked(model, input_ids, token_type_ids, positions, top_k=5):
-    """The k likeliest tokens at `positions` of one sequence: (ids (P, k), probabilities (P, k))."""
+def predict_masked(model, input_ids, token_type_ids, positions, top_k=5, attention=None):
+    """The k likeliest tokens at `positions` of one sequence: (ids (P, k), probabilities (P, k)).
+    attention: "bidirectional" or "causal" to read the sequence under that mask instead of the model's."""
     was_training = model.training
     model.eval()  # no dropout: the same text always gives the same guesses
     with no_grad():
         output = model(np.asarray([input_ids]), np.asarray([token_type_ids]),
-                       masked_positions=np.asarray([positions]))
+                       masked_positions=np.asarray([positions]), attention=attention)
     model.train(was_training)
     probabilities = softmax_rows(output.mlm_logits.data[0])  # (P, V)
     top_ids = np.argsort(-probabilities, axis=-1, kind="stable")[:, :top_k]  # (P, k)

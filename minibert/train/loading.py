@@ -10,7 +10,8 @@ Which kind a folder is, and where its vocabulary is, `model_folder.py` decides f
 from pathlib import Path
 
 from minibert.errors import CheckpointError
-from minibert.model import BertForPreTraining
+from minibert.io.sentence_layout import read_sentence_layout
+from minibert.model import BertForPreTraining, BertModel
 from minibert.tokenizer import BertTokenizer
 from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
@@ -30,3 +31,13 @@ def load_for_inference(directory):
         raise CheckpointError(f"{source} has {tokenizer.vocab_size} tokens but the model's vocab_size is "
                               f"{model.config.vocab_size}; the vocabulary belongs to another model")
     return model.eval(), tokenizer
+
+
+def load_model_or_encoder(directory):
+    """`load_for_inference`'s model with its heads, or for a sentence-transformers folder (its weights hold
+    the encoder alone, no masked-LM head) a BertModel in eval mode; and the tokenizer. For the commands that
+    can show an encoder without guesses, such as `attention`."""
+    kind, _ = check_model_folder(directory)
+    if kind == RUN_FOLDER or read_sentence_layout(directory) is None:
+        return load_for_inference(directory)
+    return BertModel.from_pretrained(directory, verbose=False).eval(), BertTokenizer.from_pretrained(directory)

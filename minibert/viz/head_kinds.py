@@ -21,6 +21,8 @@ import numpy as np
 from minibert.errors import ShapeError
 
 KINDS = ("previous token", "next token", "[SEP]", "[CLS]", "broad")
+PATTERN_SHARE = 0.5  # a head is named after a pattern that holds at least half of its attention...
+BROAD_SHARE = 0.8  # ...or "broad" when its rows' entropy is at least 80% of a uniform row's (ln S)
 
 
 def previous_token_attention(attention):
@@ -76,6 +78,19 @@ def strongest_heads(scores, top=3):
     order = np.argsort(-scores, axis=None, kind="stable")[:top]
     return [(int(layer), int(head), float(scores[layer, head]))
             for layer, head in zip(*np.unravel_index(order, scores.shape), strict=True)]
+
+
+def head_labels(scores, seq_len):
+    """(L, A) nested lists of names, one per head, for a picture: the kind whose pattern holds the most of
+    the head's attention if it holds at least PATTERN_SHARE, else "broad" if the head's entropy is at least
+    BROAD_SHARE of ln(seq_len), else "" (no simple pattern)."""
+    patterns = [kind for kind in KINDS if kind != "broad"]
+    shares = np.stack([scores[kind] for kind in patterns])  # (kinds, L, A)
+    broad = np.asarray(scores["broad"]) >= BROAD_SHARE * np.log(seq_len)
+    strongest = shares.argmax(axis=0)
+    return [[patterns[strongest[layer, head]] if shares[strongest[layer, head], layer, head] >= PATTERN_SHARE
+             else "broad" if broad[layer, head] else ""
+             for head in range(shares.shape[2])] for layer in range(shares.shape[1])]
 
 
 def head_kinds_table(scores, top=3):

@@ -1,0 +1,93 @@
+"""The attention explorer: one HTML page that shows a model's attention over a few sentences, for BERT's
+bidirectional mask and for a causal (GPT) one side by side, with the model's guesses for each [MASK].
+
+    page = attention_page(model, tokenizer, ["the cat sat on the [MASK] ."], name="runs/mini")
+    # write it with minibert.io.atomic.atomic_write; the CLI does: python -m minibert attention --html FILE
+
+The page (minibert/viz/templates/attention.*) draws everything from the data built here: per sentence its
+tokens, every layer's and head's (S, S) weights under each mask, the top guesses at each [MASK], and each
+head's kind (minibert/viz/head_kinds.py). A model with no masked-LM head (a sentence-transformers encoder)
+shows its attention alone.
+
+Legend: L layers, A heads, S sequence length.
+"""
+
+# The causal view runs the same weights with the causal mask: not a model trained left to right (lesson 13
+# trains one), but the cleanest picture of what such a mask takes away: every token loses sight of what
+# comes after it, and the guesses at [MASK] change with what it can no longer read.
+
+import numpy as np
+
+from minibert.tokenizer import MASK_TOKEN
+from minibert.train.attention_view import attention_of
+from minibert.train.fill_mask import predict_masked
+from minibert.viz.head_kinds import head_kind_scores, head_labels
+from minibert.viz.html_page import html_page, weights_base64
+
+VIEWS = ("bidirectional", "causal")
+TOP_K = 5
+
+
+def attention_page(model, tokenizer, sentences, name):
+    """The explorer as one HTML string, and the notes it shows (what was cut, what is missing), to print."""
+    has_mlm = hasattr(model, "cls")  # BertForPreTraining; a bare BertModel has no heads
+    config = model.config
+    data = {
+        "model": {"name": str(name), "layers": config.num_hidden_layers, "heads": config.num_attention_heads,
+                  "has_mlm": has_mlm, "note": model_note(name, config, has_mlm)},
+        "views": list(VIEWS),
+        "sentences": [sentence_data(model, tokenizer, text, has_mlm) for text in sentences],
+    }
+    notes = [f"sentence {number}: {note}" for number, item in enumerate(data["sentences"], start=1)
+             for note in item["notes"]]
+    return html_page("attention", f"attention: {name}", data), notes
+
+
+def model_note(name, config, has_mlm):
+    size = (f"{config.num_hidden_layers} layers, {config.num_attention_heads} heads, hidden size "
+            f"{config.hidden_size}, {config.max_position_embeddings} positions")
+    if has_mlm:
+        return f"{name}: {size}."
+    return (f"{name}: {size}. It has no masked-LM head (a sentence-transformers encoder keeps the encoder "
+            "alone), so the page shows its attention but no guesses for [MASK].")
+
+
+def sentence_data(model, tokenizer, text, has_mlm):
+    """One sentence's entry in the page's data: tokens, notes, [MASK] positions, and per view its weights
+    (base64 bytes, L x A x S x S), guesses and head kinds."""
+    input_ids, notes = fitted_ids(tokenizer, text, model.config.max_position_embeddings)
+    segment_ids = [0] * len(input_ids)
+    tokens = tokenizer.convert_ids_to_tokens(input_ids)
+    masks = [position for position, token_id in enumerate(input_ids) if token_id == tokenizer.mask_token_id]
+    if not masks:
+        notes.append(f"no {MASK_TOKEN} in it, so the page shows its attention only; write {MASK_TOKEN} where "
+                     "the model should guess a word")
+    views = {}
+    for view in VIEWS:
+        attentions = np.stack(attention_of(model, input_ids, segment_ids, attention=view))  # (L, A, S, S)
+        scores = head_kind_scores([(tokens, attentions)])
+        views[view] = {"weights": weights_base64(attentions),
+                       "guesses": guesses(model, tokenizer, input_ids, masks, view) if has_mlm and masks else None,
+                       "kinds": head_labels(scores, len(tokens))}
+    return {"text": text, "tokens": tokens, "notes": notes, "masks": masks, "views": views}
+
+
+def fitted_ids(tokenizer, text, limit):
+    """(input_ids, notes): `[CLS] text [SEP]` cut to the model's `limit` positions, and a note saying
+    what was cut when it had to be (the page shows it, the command prints it)."""
+    input_ids = tokenizer.encode(text)["input_ids"]
+    if len(input_ids) <= limit:
+        return input_ids, []
+    kept, cut = input_ids[:limit - 1], input_ids[limit - 1:-1]  # [SEP] stays at the end
+    note = (f"it is {len(input_ids)} tokens long and the model has {limit} positions, so its last "
+            f"{len(cut)} tokens were cut: {tokenizer.decode(cut)!r}")
+    return kept + [tokenizer.sep_token_id], [note]
+
+
+def guesses(model, tokenizer, input_ids, masks, view):
+    """For each [MASK]: the TOP_K guesses [(token, probability)] with the sequence read under `view`."""
+    top_ids, top_probabilities = predict_masked(model, input_ids, [0] * len(input_ids), masks,
+                                                min(TOP_K, tokenizer.vocab_size), attention=view)
+    return [[(tokenizer.ids_to_tokens[int(token_id)], round(float(probability), 4))
+             for token_id, probability in zip(ids, probabilities, strict=True)]
+            for ids, probabilities in zip(top_ids, top_probabilities, strict=True)]
