@@ -32,9 +32,10 @@ from minibert.fast import accelerate, process_plan
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
+from minibert.finetune.report import write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
-from minibert.train.logs import LOG_FILE, RunLog
+from minibert.train.logs import LOG_FILE, RunLog, read_log
 from minibert.train.progress import ProgressLine, format_duration
 from minibert.train.update import TrainingDiverged, checked_update
 
@@ -136,6 +137,7 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
     log = RunLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
     if log is not None:
         log.path.unlink(missing_ok=True)  # a new run into the same folder starts a new log
+        log.write("start", step=0)
     record = {**(record or {}), "settings": {**asdict(settings), "learning_rate": learning_rate,
                                              "epochs": epochs},
               "train_examples": len(train_examples), "train_features": len(train_features),
@@ -171,6 +173,8 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
         result.history.append(entry)
         if log is not None:
             log.write("eval", step=step, **entry)
+            write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, result.history,
+                                  read_log(log.path), epoch)
         improved = not result.best_metrics or dev[task.main_metric] > result.best_metrics[task.main_metric]
         progress.message(f"epoch {epoch}: train loss {entry['train_loss']:.4f}  dev "
                          + "  ".join(f"{name} {value:.4f}" for name, value in dev.items())
@@ -191,6 +195,9 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
         write_record(out_dir, task, {**record, "history": result.history, "best_epoch": result.best_epoch,
                                      "best": result.best_metrics, "seconds": result.seconds,
                                      "warning": result.warning})
+        log.write("end", step=step, stopped="finished")  # the report's last word: the kept epoch's mistakes
+        write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, result.history,
+                              read_log(log.path), result.best_epoch)
     return result
 
 

@@ -81,12 +81,23 @@ def format_predictions(text, predictions, bar_width=20):
 
 
 def masked_examples(model, tokenizer, batch, count=3, top_k=3, max_masks=4):
-    """Show how the model fills the masks of held-out sequences: for each of `count` rows of `batch`
-    (Google's format), its first segment with every chosen position shown as [MASK], the model's top_k
-    guesses and the true token. Returns the lines to print."""
+    """Show how the model fills the masks of held-out sequences (`held_out_blanks`), as lines to print."""
     lines = []
+    for example in held_out_blanks(model, tokenizer, batch, count, top_k, max_masks):
+        lines.append("  " + example["text"])
+        for blank in example["blanks"]:
+            guesses = ", ".join(f"{token} {probability:.0%}" for token, probability in blank["guesses"])
+            lines.append(f"    [MASK] -> {guesses}   (answer: {blank['answer']})")
+    return lines
+
+
+def held_out_blanks(model, tokenizer, batch, count=3, top_k=3, max_masks=4):
+    """How the model fills the masks of held-out sequences: for each of `count` rows of `batch` (Google's
+    format), {"text": its first segment with up to `max_masks` chosen positions shown as [MASK],
+    "blanks": [{"answer": the true token, "guesses": the top_k [(token, probability)]}]}."""
+    examples = []
     for row in range(len(batch["input_ids"])):
-        if count == 0:
+        if len(examples) == count:
             break
         segment = np.array(batch["input_ids"][row], dtype=np.int64)
         chosen = batch["masked_lm_weights"][row] > 0  # (P,): real predictions, not padding slots
@@ -104,10 +115,9 @@ def masked_examples(model, tokenizer, batch, count=3, top_k=3, max_masks=4):
         positions = sorted(answers)[:max_masks]
         segment[positions] = tokenizer.mask_token_id
         top_ids, top_probabilities = predict_masked(model, segment, np.zeros_like(segment), positions, top_k)
-        lines.append("  " + tokenizer.decode(segment[1:-1].tolist()))
-        for position, ids, probabilities in zip(positions, top_ids, top_probabilities, strict=True):
-            guesses = ", ".join(f"{tokenizer.ids_to_tokens[token_id]} {probability:.0%}"
-                                for token_id, probability in zip(ids, probabilities, strict=True))
-            lines.append(f"    [MASK] -> {guesses}   (answer: {tokenizer.ids_to_tokens[answers[position]]})")
-        count -= 1
-    return lines
+        blanks = [{"answer": tokenizer.ids_to_tokens[answers[position]],
+                   "guesses": [(tokenizer.ids_to_tokens[int(token_id)], float(probability))
+                               for token_id, probability in zip(ids, probabilities, strict=True)]}
+                  for position, ids, probabilities in zip(positions, top_ids, top_probabilities, strict=True)]
+        examples.append({"text": tokenizer.decode(segment[1:-1].tolist()), "blanks": blanks})
+    return examples

@@ -1,7 +1,9 @@
 """The run's log, one JSON object per line (JSONL), and the curves drawn from it at the end.
 
 Each line is a record with a "kind": "train" (step, losses, accuracies, lr, grad_norm, tokens_per_second,
-...), "eval" (held-out accuracies and losses), "start", "resume" or "end"; examples in the comment below.
+...), "eval" (held-out accuracies and losses), "guesses" (what the model fills in a few held-out blanks),
+"start", "resume" or "end" (these three with the wall-clock time, UTC; the first two with the command that
+ran); examples in the comment below.
 JSONL survives a crash: every record is a complete line, flushed as it is written, so a killed run leaves
 a log that reads up to its last line. Any tool reads it (`pandas.read_json(path, lines=True)`, `jq`).
 `draw_curves` turns the log into two SVG pictures with `minibert.viz`: the losses, and the accuracies.
@@ -11,18 +13,23 @@ a log that reads up to its last line. Any tool reads it (`pandas.read_json(path,
 #     {"kind": "train", "step": 120, "loss": 6.12, "mlm_loss": 5.43, "nsp_loss": 0.69, "mlm_accuracy": 0.08,
 #      "nsp_accuracy": 0.52, "lr": 0.0006, "grad_norm": 1.7, "tokens_per_second": 5900, "elapsed": 80.2, ...}
 #     {"kind": "eval", "step": 200, "mlm_accuracy": 0.11, "nsp_accuracy": 0.58, "mlm_loss": ..., ...}
-#     {"kind": "start" | "resume" | "end", ...}
+#     {"kind": "guesses", "step": 200, "examples": [{"text": "...", "blanks": [...]}], "unigram": {...}}
+#     {"kind": "start" | "resume" | "end", "time": "2026-12-04T10:00:00Z", "command": "...", ...}
 # Python writes floats with `repr`, which reads back as exactly the same number, so two logs can be compared
 # bit for bit (the resume test does).
 
+import datetime
 import json
 import math
+import shlex
+import sys
 from pathlib import Path
 
 from minibert.io.atomic import atomic_write
 from minibert.viz import line_chart_svg, save_svg
 
 LOG_FILE = "log.jsonl"
+SESSION_KINDS = ("start", "resume", "end")  # the records that say when a session began and ended
 
 
 class RunLog:
@@ -33,6 +40,10 @@ class RunLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(self, kind, **fields):
+        if kind in SESSION_KINDS:  # when, and how: what a run's report shows beside its curves
+            fields.setdefault("time", utc_now())
+            if kind != "end":
+                fields.setdefault("command", command_line())
         record = {"kind": kind, **{key: _plain(value) for key, value in fields.items()}}
         with open(self.path, "a", encoding="utf-8") as file:
             file.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -88,6 +99,19 @@ def draw_curves(records, folder):
             svg = line_chart_svg(series, title=f"pretraining {y_label}", x_label="step", y_label=y_label)
             written.append(save_svg(Path(folder) / file_name, svg))
     return written
+
+
+def utc_now():
+    """The wall-clock time as ISO 8601 in UTC, to the second: "2026-12-04T10:00:00Z"."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def command_line():
+    """The command this process runs, as one could type it again: `python -m minibert pretrain ...` for the
+    command line, `python SCRIPT ...` for a script that calls the library."""
+    arguments = sys.argv[1:]
+    program = "python -m minibert" if Path(sys.argv[0]).name == "__main__.py" else f"python {sys.argv[0]}"
+    return " ".join([program, *map(shlex.quote, arguments)])
 
 
 def _is_finite(value):

@@ -32,6 +32,7 @@ from minibert.train.evaluate import evaluate
 from minibert.train.fill_mask import masked_examples
 from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
 from minibert.train.progress import format_duration
+from minibert.train.run_report import REPORT_PAGE, blanks_snapshot, write_pretrain_report
 from minibert.viz import sparkline
 
 
@@ -98,6 +99,11 @@ class Run:
         self.last_evaluation_step = self.position.step
         self.log.write("eval", step=self.position.step, elapsed=self.position.elapsed_seconds,
                        **self.evaluation.to_dict())
+        # The report (report.html): the guesses for a few held-out blanks join the log, then the page is
+        # rewritten from the whole log (minibert/train/run_report.py).
+        self.log.write("guesses", step=self.position.step,
+                       **blanks_snapshot(self.model, self.tokenizer, self.eval_batches, self.config.eval_batches))
+        write_pretrain_report(self.out_dir, read_log(self.log.path))
         return self.evaluation
 
     def save(self):
@@ -111,6 +117,7 @@ class Run:
         position = self.position
         self.log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds)
         records = read_log(self.log.path)
+        write_pretrain_report(self.out_dir, records)
         curves = draw_curves(records, self.out_dir)
         losses = [loss for record in records if record["kind"] == "train" for loss in record["losses"]]
         log(f"{stopped} at step {position.step} of {position.total_steps} after "
@@ -119,6 +126,7 @@ class Run:
             log(f"loss {losses[0]:.2f} -> {losses[-1]:.2f}  {sparkline(losses, width=60)}")
         if curves:
             log("curves: " + ", ".join(str(path) for path in curves))
+        log(f"report: {self.out_dir / REPORT_PAGE} (open it in a browser; rewritten at each evaluation)")
         if position.step < position.total_steps:
             log(f"continue with: --resume --out {self.out_dir}")
         if show_examples and self.eval_batches is not None:

@@ -1,0 +1,73 @@
+"""A fine-tuning run's report (report.html and report.json in --out, rewritten after every epoch): the dev
+metrics per epoch, the training loss, a confusion matrix of the dev set and a few dev examples the model gets
+wrong. Written by `write_report` of minibert/train/run_report.py, which pretraining's report uses too.
+"""
+
+# The confusion matrix counts dev examples by (true label, predicted label): its diagonal is what accuracy
+# counts, and its other cells say which labels the model mixes up. Token tagging (NER) counts words by tag.
+# A regression (STS-B) and extractive QA have no labels to confuse, so they show their metrics alone.
+
+import numpy as np
+
+from minibert.train.run_report import run_summary, write_report
+
+MISTAKES = 8  # dev examples shown that the model gets wrong, the most confident first
+
+
+def write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, history, records, epoch):
+    """Rewrite the report of the run in `out_dir`: `history` as the loop keeps it (per epoch: "epoch",
+    "train_loss", "dev"), `records` the run's log, and the confusion matrix and mistakes of `model` as it is
+    now, which is epoch `epoch`'s."""
+    chance = task.chance(dev_examples)
+    confusion, mistakes = dev_predictions(task, model, dev_examples, dev_features)
+    best = max(history, key=lambda entry: entry["dev"][task.main_metric]) if history else None
+    write_report(out_dir, {
+        "kind": "finetune",
+        "title": f"fine-tuning: {record.get('task', task.kind)} from {record.get('model', '?')}",
+        "run": {**run_summary(out_dir, records), "parameters": model.num_parameters(),
+                "finished": any(r["kind"] == "end" for r in records)},
+        "settings": {**{key: value for key, value in record.items() if key not in ("history", "settings")},
+                     **record.get("settings", {})},
+        "main_metric": task.main_metric,
+        "epochs": [{"epoch": e["epoch"], "train_loss": e["train_loss"], "dev": e["dev"]} for e in history],
+        "best_epoch": best["epoch"] if best else None,
+        "chance": chance[0] if chance else None,
+        "chance_label": f"chance ({chance[1]})" if chance else None,
+        "train": [{"step": r["step"], "loss": r["loss"]} for r in records if r["kind"] == "train"],
+        "predictions_epoch": epoch,
+        "confusion": confusion,
+        "mistakes": mistakes,
+    })
+
+
+def dev_predictions(task, model, examples, features):
+    """(confusion, mistakes) on the dev set: {"labels", "counts" (true x predicted)} and up to MISTAKES
+    wrong answers {"text", "label", "predicted", "confidence"}; (None, None) for a task without labels."""
+    if task.kind == "classification" and not task.regression:
+        probabilities = task.scores(model, features)  # (N, C)
+        gold = np.array([feature["label"] for feature in features])
+        predicted = probabilities.argmax(axis=-1)
+        texts = [example.text_a if example.text_b is None else f"{example.text_a} ‖ {example.text_b}"
+                 for example in examples]
+        wrong = np.flatnonzero(predicted != gold)
+        wrong = wrong[np.argsort(-probabilities[wrong, predicted[wrong]], kind="stable")][:MISTAKES]
+        mistakes = [{"text": texts[i], "label": task.labels[gold[i]], "predicted": task.labels[predicted[i]],
+                     "confidence": float(probabilities[i, predicted[i]])} for i in wrong]
+        return confusion_matrix(task.labels, gold, predicted), mistakes
+    if task.kind == "tagging":
+        predicted_tags = task.predict_tags(model, features)
+        labels = list(task.labels)
+        gold = [labels.index(tag) for sentence in examples for tag in sentence.tags]
+        predicted = [labels.index(tag) for tags in predicted_tags for tag in tags]
+        mistakes = [{"text": " ".join(sentence.words), "label": " ".join(sentence.tags),
+                     "predicted": " ".join(tags), "confidence": None}
+                    for sentence, tags in zip(examples, predicted_tags, strict=True) if tags != sentence.tags]
+        return confusion_matrix(labels, np.array(gold), np.array(predicted)), mistakes[:MISTAKES]
+    return None, None
+
+
+def confusion_matrix(labels, gold, predicted):
+    """{"labels", "counts"}: counts[i][j] = how many with true label i the model called j."""
+    counts = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    np.add.at(counts, (gold, predicted), 1)
+    return {"labels": list(labels), "counts": counts.tolist()}
