@@ -22,7 +22,7 @@ import numpy as np
 
 from minibert.viz.svg import escape
 
-TEMPLATES = "minibert.viz.templates"
+TEMPLATES = "templates"  # the folder beside this file; pyproject.toml ships it as package data
 # The places a template marks: {{title}} and {{data}}, and /*{{style}}*/ and /*{{script}}*/, written as
 # comments so that the template files stay valid CSS and JavaScript where they stand.
 MARKER = re.compile(r"/\*\{\{(style|script)\}\}\*/|\{\{(title|data)\}\}")
@@ -30,7 +30,7 @@ MARKER = re.compile(r"/\*\{\{(style|script)\}\}\*/|\{\{(title|data)\}\}")
 
 def template(name):
     """The text of one template file, read from the installed package (a wheel includes them)."""
-    return resources.files(TEMPLATES).joinpath(name).read_text(encoding="utf-8")
+    return resources.files("minibert.viz").joinpath(TEMPLATES).joinpath(name).read_text(encoding="utf-8")
 
 
 def page_json(data):
