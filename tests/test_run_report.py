@@ -1,0 +1,115 @@
+"""The run reports (minibert/train/run_report.py, minibert/finetune/report.py), read without a browser: what
+report.json holds after a short pretraining and fine-tuning run, that a resumed run's report follows it,
+and that a failed rewrite leaves the previous page whole. tests/test_pages_in_browser.py opens the pages."""
+
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from helpers import quiet, small_config
+
+from minibert.errors import CheckpointError
+from minibert.finetune import FineTuneConfig, fine_tune
+from minibert.finetune.classification import ClassificationTask
+from minibert.finetune.heads import BertForSequenceClassification
+from minibert.finetune.readers import TextExample
+from minibert.model import BertConfig
+from minibert.tokenizer import BertTokenizer
+from minibert.tokenizer.vocab import SPECIAL_TOKENS
+from minibert.train import pretrain, run_report
+from minibert.train.logs import read_log
+from minibert.train.run_report import REPORT_DATA, REPORT_PAGE, unigram_baseline
+
+
+def report_of(folder):
+    return json.loads((folder / REPORT_DATA).read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def paused_and_resumed(small_corpus, tmp_path_factory):
+    """A 6-step run evaluated every 2 steps, paused after 4 steps, then resumed to the end."""
+    folder = tmp_path_factory.mktemp("report") / "run"
+    config = small_config(small_corpus, steps=6, eval_every=2)
+    pretrain(config, folder, data_dir=small_corpus.parent, stop_after_steps=4, **quiet())
+    paused = report_of(folder)
+    pretrain(None, folder, resume=True, data_dir=small_corpus.parent, **quiet())
+    return folder, paused
+
+
+def test_the_pretraining_report_holds_the_log_s_figures_and_the_guesses(paused_and_resumed):
+    folder, _ = paused_and_resumed
+    report, records = report_of(folder), read_log(folder / "log.jsonl")
+    evals = [record for record in records if record["kind"] == "eval"]
+    assert [row["step"] for row in report["eval"]] == [record["step"] for record in evals] == [2, 4, 6]
+    assert [row["mlm_accuracy"] for row in report["eval"]] == [record["mlm_accuracy"] for record in evals]
+    assert [row["step"] for row in report["train"]] == [record["step"] for record in records
+                                                         if record["kind"] == "train"]
+    assert [entry["step"] for entry in report["guesses"]] == [2, 4, 6]
+    first = report["guesses"][0]["examples"]
+    assert first and all(example["text"].count("[MASK]") == len(example["blanks"]) for example in first)
+    assert [example["text"] for example in report["guesses"][-1]["examples"]] == [e["text"] for e in first]
+    assert 0 < report["unigram"]["accuracy"] < 1 and report["unigram"]["loss"] > 0
+    assert report["config"]["steps"] == 6 and report["run"]["parameters"] > 0
+
+
+def test_a_paused_run_s_report_says_so_and_the_resumed_one_adds_its_session(paused_and_resumed):
+    folder, paused = paused_and_resumed
+    assert paused["run"]["status"] == "paused" and paused["run"]["step"] == 4
+    report = report_of(folder)
+    assert report["run"]["status"] == "finished" and report["run"]["ended"] is not None
+    assert [session["kind"] for session in report["run"]["sessions"]] == ["start", "resume"]
+    assert all(session["time"].endswith("Z") and session["command"] for session in report["run"]["sessions"])
+    assert (folder / REPORT_PAGE).read_text("utf-8").count("\"kind\":\"pretrain\"") == 1
+
+
+def test_the_unigram_baseline_is_the_most_common_blank_and_the_entropy():
+    """Blanks 5, 5, 7 (a fourth slot is padding): always guessing 5 is right 2 times in 3, and a model of
+    the frequencies alone loses the entropy of (2/3, 1/3)."""
+    tokenizer = BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, "a", "b", "c", "d", "e"])
+    batch = {"masked_lm_ids": np.array([[5, 5], [7, 9]]), "masked_lm_weights": np.array([[1.0, 1.0], [1.0, 0.0]])}
+    baseline = unigram_baseline([batch], tokenizer)
+    assert baseline["token"] == tokenizer.ids_to_tokens[5]
+    assert baseline["accuracy"] == pytest.approx(2 / 3)
+    assert baseline["loss"] == pytest.approx(-(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3)))
+
+
+def test_a_failed_rewrite_leaves_the_last_page_whole(paused_and_resumed, monkeypatch):
+    folder, _ = paused_and_resumed
+    before = (folder / REPORT_PAGE).read_bytes()
+
+    def broken(*_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run_report, "html_page", broken)
+    with pytest.raises(CheckpointError, match="the previous report.html, if any, is unchanged"):
+        run_report.write_pretrain_report(folder, read_log(folder / "log.jsonl"))
+    assert (folder / REPORT_PAGE).read_bytes() == before
+    assert not [path for path in folder.iterdir() if path.name.endswith(".tmp")]
+
+
+WORDS = ["good", "bad", "fine", "awful", "film"]
+
+
+def test_the_fine_tuning_report_counts_every_dev_example_once(tmp_path):
+    """The confusion matrix adds up to the dev set and its diagonal to the dev accuracy; every example shown
+    as a mistake is one; the epochs are the run's."""
+    tokenizer = BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *WORDS])
+    examples = [TextExample(f"{word} film", None, "pos" if word in ("good", "fine") else "neg", f"x:{i}")
+                for i, word in enumerate(WORDS[:4] * 5)]
+    task = ClassificationTask(tokenizer, max_seq_length=8)
+    task.fit_labels(examples)
+    model = BertForSequenceClassification(BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size), 2)
+    tokenizer.save_pretrained(tmp_path / "vocabulary")
+    model.vocab_file = str(tmp_path / "vocabulary" / "vocab.txt")
+    out = tmp_path / "tuned"
+    result = fine_tune(task, model, examples, examples[:8], FineTuneConfig(epochs=2, batch_size=4, plain=True),
+                       out_dir=out, stream=io.StringIO(), record={"task": "toy"})
+    report = report_of(out)
+    counts = np.array(report["confusion"]["counts"])
+    assert counts.sum() == 8 and report["confusion"]["labels"] == ["neg", "pos"]
+    assert np.trace(counts) / 8 == pytest.approx(result.best_metrics["accuracy"])
+    assert len(report["mistakes"]) == 8 - np.trace(counts)
+    assert all(mistake["label"] != mistake["predicted"] for mistake in report["mistakes"])
+    assert [entry["epoch"] for entry in report["epochs"]] == [1, 2] and report["run"]["finished"]
