@@ -26,6 +26,7 @@ from minibert.autograd import no_grad
 from minibert.data.corpora.synthetic import probe_items
 from minibert.tokenizer import BertTokenizer
 from minibert.train import fill_mask, load_for_inference, pretrain, run_preset
+from minibert.train.attention_page import attention_page
 from minibert.train.attention_view import attention_maps, tile_svgs
 from minibert.train.probe import (
     left_context_only,
@@ -168,6 +169,17 @@ for number, (text, choice_ids, answer, _) in enumerate(EXAMPLES, start=1):
                       f"{guesses(models[kind], text)})", value_range=(0, 1)))
         pictures.append(heatmap_svg(rows, labels, tokens, f"{kind}: [MASK]'s attention", value_range=(0, 1)))
     course.save(f"13_mask_attention_{number}.svg", tile_svgs([pictures]))
+
+# %% [markdown]
+# The same sentences in the attention explorer, one page per model: hover [MASK] to see its lines in every
+# head, click a picture of the model view to open that head. Each page also shows its model under the other
+# mask: the bidirectional model read left to right loses the noun and its guess, and the causal model read
+# both ways is shown words it never learnt to use.
+
+# %%
+for kind in KINDS:
+    page, _ = attention_page(models[kind], tokenizer, [text for text, _, _, _ in EXAMPLES], name=f"{kind} model")
+    course.save(f"13_explorer_{kind}.html", page)
 
 # %% [markdown]
 # Attention weights are a hint, not a proof (Jain & Wallace 2019, "Attention is not Explanation"): a head

@@ -39,6 +39,7 @@ from minibert.model import BertConfig, BertForPreTraining, BertModel
 from minibert.model.memory import count_parameters
 from minibert.tokenizer import BertTokenizer
 from minibert.train import SentenceEncoder, fill_mask, load_for_inference, pretrain, run_preset
+from minibert.train.attention_page import attention_page
 from minibert.train.attention_view import attention_maps, attention_svg
 from minibert.train.sentence_encoder import cosine_similarity, similarity_table
 from minibert.viz import heatmap
@@ -206,6 +207,11 @@ PAIR = (("The cat sat on the mat because it was tired.", "It fell asleep in the 
 tokens, attentions = attention_maps(model, tokenizer, *PAIR)
 print(" ".join(tokens))
 course.save("16_attention.svg", attention_svg(tokens, attentions))
+# The explorer: the same two sentences on one page to hover and click (a model with an MLM head also gets a
+# sentence with a [MASK] and shows its guesses; a sentence-transformers model has no head to guess with).
+explored = [*PAIR] + ([] if layout is not None else ["The man went to the [MASK] to buy a gallon of milk." if REAL
+                                                      else "On Monday, Ethan and Chloe [MASK] to the lake."])
+course.save("16_explorer.html", attention_page(model, tokenizer, explored, name=directory.name)[0])
 
 # %% [markdown]
 # ## The kinds of heads, measured

@@ -17,14 +17,14 @@ OUTPUT = Path(os.environ.get("MINIBERT_LESSON_OUTPUT", Path(__file__).resolve().
 FULL = "--full" in sys.argv  # the pretraining lessons run longer with --full; quick mode is the default
 
 
-def save(name, svg):
-    """Write an SVG picture to lessons/output/<name> and say where it went."""
-    from minibert.viz import save_svg
+def save(name, text):
+    """Write an SVG picture or an HTML page to lessons/output/<name> and say where it went."""
+    from minibert.viz import save_svg  # writes any text atomically
 
     path = OUTPUT / name
-    save_svg(path, svg)
+    save_svg(path, text)
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-    print(f"(picture saved: {shown} -- open it in a browser)")
+    print(f"({'page' if path.suffix == '.html' else 'picture'} saved: {shown} -- open it in a browser)")
 
 
 def title(text):
