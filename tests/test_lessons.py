@@ -26,8 +26,8 @@ HANG_SECONDS = 900  # 15 minutes: far beyond what any lesson takes, even on the 
 
 @pytest.mark.parametrize("script", LESSONS, ids=[path.stem for path in LESSONS])
 def test_lesson_runs_in_quick_mode(script, tmp_path):
-    """`python lessons/NN_topic.py` exits 0 from any working directory, prints something, and each picture it
-    reports saving exists and parses as XML."""
+    """`python lessons/NN_topic.py` exits 0 from any working directory, prints something, each picture it
+    reports saving exists and parses as XML, and each page it reports saving holds its data."""
     env = {**os.environ, "MINIBERT_LESSON_OUTPUT": str(tmp_path)}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=HANG_SECONDS, check=False)
@@ -36,6 +36,8 @@ def test_lesson_runs_in_quick_mode(script, tmp_path):
     for saved in re.findall(r"picture saved: (\S+\.svg)", done.stdout):
         root = ET.parse(saved).getroot()
         assert root.tag.endswith("svg")
+    for saved in re.findall(r"page saved: (\S+\.html)", done.stdout):
+        assert '<script type="application/json" id="data">{' in Path(saved).read_text(encoding="utf-8")
 
 
 def test_lessons_are_numbered_without_gaps():

@@ -18,6 +18,7 @@ task modules (classification.py, question_answering.py, tagging.py), loop.py (th
 # metrics.py             accuracy, F1, Matthews; SQuAD EM and F1; entity precision, recall and F1
 # tasks.py               the task names of the command line and their data
 # loop.py                the fine-tuning loop
+# report.py              report.html after each epoch: dev metrics, confusion matrix, mistakes
 # model_files.py         reading the starting weights from a run folder or a HuggingFace folder
 # saved_model.py         the fine-tuned model's folder
 # predict.py             running a fine-tuned model on new text

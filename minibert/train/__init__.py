@@ -19,10 +19,12 @@ below lists every module in reading order.
 # checkpointing.py    atomic checkpoints that resume bit-exactly
 # progress.py         the one live progress line
 # logs.py             the JSONL log and the SVG curves drawn from it
+# run_report.py       report.html and report.json in the run folder, rewritten at each evaluation
 # model_folder.py     which kind a --model folder is, its vocabulary file, a run folder's weights (every command)
 # loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
 # fill_mask.py        what the model guesses behind [MASK]
 # attention_view.py   each layer's and head's attention, in the terminal and as SVG
+# attention_page.py   the attention explorer: one HTML page, bidirectional beside causal, with the guesses
 # sentence_encoder.py sentence embeddings (pooling, normalisation) and their cosine similarities
 # probe.py            the bidirectional probe: blanks that only the right-hand words decide
 

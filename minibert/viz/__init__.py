@@ -6,6 +6,8 @@
     save_svg("out/loss.svg", line_chart_svg({"loss": (steps, losses)}, "training", "step", "loss"))
 
 `head_kinds.py` measures which heads attend to the previous or next token, [SEP], [CLS], or broadly.
+`html_page.py` makes one self-contained HTML page from a template in `templates/` (plain JavaScript that
+draws with SVG and canvas) and the data as JSON: the attention explorer and the run reports.
 """
 
 from minibert.viz.svg import dot_plot_svg, heatmap_svg, line_chart_svg, save_svg
