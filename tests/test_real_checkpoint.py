@@ -9,7 +9,9 @@ within 1e-4.
 Skipped when the package is absent; nothing is installed here. CI installs it (`.ci/run`).
 """
 
+import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +115,23 @@ def test_fill_mask_says_the_model_has_no_mlm_head(folder, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "no MLM head" in err
+
+
+def test_the_attention_explorer_shows_the_encoder_and_says_it_cannot_guess(folder, model, tokenizer, tmp_path,
+                                                                          capsys):
+    """`attention --html` on the folder as shipped: all 6 x 12 heads' weights (the encoder's, which match
+    HF's above, to the page's 1/255), no guesses, the page saying why, and under 2 MB."""
+    page = tmp_path / "minilm.html"
+    text = "The cat sat on the [MASK]."
+    with pytest.raises(SystemExit) as exit_info:
+        main(["attention", "--model", str(folder), "--html", str(page), text])
+    assert exit_info.value.code == 0 and f"wrote {page}" in capsys.readouterr().out
+    html = page.read_text("utf-8")
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S).group(1))
+    assert data["model"]["layers"] == 6 and data["model"]["heads"] == 12 and not data["model"]["has_mlm"]
+    assert "no masked-LM head" in data["model"]["note"] and len(html.encode("utf-8")) < 2_000_000
+    view = data["sentences"][0]["views"]["bidirectional"]
+    tokens, attentions = attention_maps(model, tokenizer, text)
+    stored = np.frombuffer(base64.b64decode(view["weights"]), dtype=np.uint8).reshape(6, 12, len(tokens), -1)
+    assert view["guesses"] is None and data["sentences"][0]["tokens"] == tokens
+    np.testing.assert_allclose(stored / 255, np.stack(attentions), atol=0.5 / 255 + 1e-6)
