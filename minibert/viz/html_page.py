@@ -1,10 +1,10 @@
 """One self-contained HTML page: a template, its script and style, and the data, in a single file.
 
 The pages (the attention explorer, a run's report) must open from disk with no network and no file beside
-them, and be readable as code. So each page is kept as three plain files in `minibert/viz/templates/`:
-NAME.html (the layout), NAME.js (plain JavaScript that draws with SVG and canvas) and page.css (shared), with
-common.js (helpers both scripts use). `html_page` pastes the style, the scripts and the data (JSON) into the
-layout, so the result is one file that can be mailed or opened mid-run.
+them, and be readable as code. So each page is kept as plain files in `minibert/viz/templates/`: NAME.html
+(its body), NAME.css (its style) and NAME.js (plain JavaScript that draws with SVG and canvas), beside what
+every page shares: page.html (the skeleton), page.css and common.js (helpers). `html_page` pastes them and the
+data (JSON) into the skeleton, so the result is one file that can be mailed or opened mid-run.
 
     page = html_page("attention", "attention: my run", {"sentences": [...]})
 """
@@ -23,9 +23,9 @@ import numpy as np
 from minibert.viz.svg import escape
 
 TEMPLATES = "templates"  # the folder beside this file; pyproject.toml ships it as package data
-# The places a template marks: {{title}} and {{data}}, and /*{{style}}*/ and /*{{script}}*/, written as
-# comments so that the template files stay valid CSS and JavaScript where they stand.
-MARKER = re.compile(r"/\*\{\{(style|script)\}\}\*/|\{\{(title|data)\}\}")
+# The places page.html marks: {{title}}, {{body}} and {{data}}, and /*{{style}}*/ and /*{{script}}*/, written
+# as comments so that the skeleton stays valid CSS and JavaScript where they stand.
+MARKER = re.compile(r"/\*\{\{(style|script)\}\}\*/|\{\{(title|body|data)\}\}")
 
 
 def template(name):
@@ -41,11 +41,13 @@ def page_json(data):
 
 
 def html_page(name, title, data):
-    """The page NAME (templates NAME.html and NAME.js) with `title` and `data` embedded: one HTML string."""
-    parts = {"title": escape(title), "style": template("page.css"),
+    """The page NAME (templates NAME.html, NAME.css, NAME.js) with `title` and `data` embedded: one HTML
+    string."""
+    parts = {"title": escape(title), "body": template(f"{name}.html"),
+             "style": template("page.css") + template(f"{name}.css"),
              "script": template("common.js") + "\n" + template(f"{name}.js"), "data": page_json(data)}
     # One pass, so that nothing pasted in (a title, a token in the data) is read as a marker in its turn.
-    return MARKER.sub(lambda match: parts[match.group(1) or match.group(2)], template(f"{name}.html"))
+    return MARKER.sub(lambda match: parts[match.group(1) or match.group(2)], template("page.html"))
 
 
 def weights_base64(array):
