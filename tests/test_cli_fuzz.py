@@ -1,6 +1,6 @@
 """A hostile pass over the command line: fuzzed arguments for every command and fuzzed input files, more than
 10,000 cases in all, the same on every machine. None may end in a traceback, hang, or write outside the
-folders the command was given (--out, --svg, --data-dir).
+folders the command was given (--out, --svg, --html, --data-dir).
 
 Three kinds of case, all from one seeded generator (a failure names its seed and arguments, to replay it):
 1. parsing: random options and values for every command of `python -m minibert` and of
@@ -44,7 +44,7 @@ NUMBERS = ["0", "-1", "1", "2", "3", "7", "64", "-3", "1e3", "0.5", "-0.0", "nan
 PATHS = ["missing.txt", "empty.txt", "latin1.txt", "garbage.bin", "notes.txt", "notes.txt/under", "good.tsv",
          "squad.json", "tags.conll", "model", "broken_model", ".", "", "out", "out/deeper", "ünïcödé dir"]
 WORDS = ["a [MASK] b", "[MASK]", "", "a" * 300, "\x00\ud800", "--", "-h", "e\u0301te\u0301", "小明[MASK]书"]
-OUTPUTS = ("--out", "--svg", "--data-dir")
+OUTPUTS = ("--out", "--svg", "--html", "--data-dir")
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,7 @@ def time_limit(seconds, case):
 @pytest.mark.filterwarnings("ignore::UserWarning")  # the bad corpora warn before they are refused
 def test_fuzzed_command_lines_end_cleanly_and_write_only_where_told(inputs, monkeypatch):
     """PARSE_CASES parsed, then RUN_CASES run: every one ends in status 0 or 2 with one `error:` line, none
-    hangs (SECONDS_PER_RUN each), and nothing changes outside --out/--svg/--data-dir."""
+    hangs (SECONDS_PER_RUN each), and nothing changes outside --out/--svg/--html/--data-dir."""
     rng = random.Random(SEED)
     parser = build_parser()
     parsers = dict(parser._subparsers._group_actions[0].choices)
