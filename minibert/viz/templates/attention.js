@@ -14,6 +14,7 @@ const HIDDEN_BELOW = 2; // weights under 2/255 draw no line: invisible anyway, a
 const state = {sentence: 0, layer: 0, heads: new Set([0]), focus: null, gridView: DATA.views[0]};
 const decoded = new Map(); // "sentence/view" -> Uint8Array of L*A*S*S weights times 255
 
+/** The weights of one sentence under one mask, decoded from base64 on first use. */
 function weightsOf(sentenceIndex, view) {
   const key = `${sentenceIndex}/${view}`;
   if (!decoded.has(key)) {
@@ -25,7 +26,7 @@ function weightsOf(sentenceIndex, view) {
   return decoded.get(key);
 }
 
-/** The weight (0..255) from token i to token j in one head, and the byte offset of head (layer, head). */
+/** Where head (layer, head) starts in the weights: its weight from token i to token j is at + i * size + j. */
 function headOffset(layer, head, size) {
   return (layer * HEADS + head) * size * size;
 }
@@ -157,7 +158,8 @@ function guesses(view) {
       const rows = found[number].map(([token, probability]) => el("tr", {}, [
         el("td", {class: "token"}, token), el("td", {class: "number"}, percent(probability)),
         el("td", {}, el("span", {class: "bar", style: `width:${Math.round(120 * probability)}px`}))]));
-      box.append(el("table", {}, [el("caption", {}, `[MASK] at position ${position}`), ...rows]));
+      const where = `[MASK] ${number + 1} of ${item.masks.length}, after "${item.tokens[position - 1]}"`;
+      box.append(el("table", {}, [el("caption", {}, where), ...rows]));
     });
   }
   return box;
