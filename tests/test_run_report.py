@@ -75,7 +75,7 @@ def test_the_unigram_baseline_is_the_most_common_blank_and_the_entropy():
     assert baseline["loss"] == pytest.approx(-(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3)))
 
 
-def test_a_failed_rewrite_leaves_the_last_page_whole(paused_and_resumed, monkeypatch):
+def test_a_failed_rewrite_leaves_the_last_page_whole_and_the_next_clears_a_killed_one(paused_and_resumed, monkeypatch):
     folder, _ = paused_and_resumed
     before = (folder / REPORT_PAGE).read_bytes()
 
@@ -86,6 +86,10 @@ def test_a_failed_rewrite_leaves_the_last_page_whole(paused_and_resumed, monkeyp
     with pytest.raises(CheckpointError, match="the previous report.html, if any, is unchanged"):
         run_report.write_pretrain_report(folder, read_log(folder / "log.jsonl"))
     assert (folder / REPORT_PAGE).read_bytes() == before
+    assert not [path for path in folder.iterdir() if path.name.endswith(".tmp")]
+    monkeypatch.undo()
+    (folder / f".{REPORT_PAGE}.0123456789ab.tmp").write_text("<html><body>half")  # a killed writer's
+    run_report.write_pretrain_report(folder, read_log(folder / "log.jsonl"))
     assert not [path for path in folder.iterdir() if path.name.endswith(".tmp")]
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from minibert.cpu import describe_cpu
 from minibert.io.atomic import atomic_write
+from minibert.train.checkpointing import remove_partial_files
 from minibert.train.fill_mask import held_out_blanks
 from minibert.train.logs import SESSION_KINDS
 from minibert.viz.html_page import html_page, page_json
@@ -108,6 +109,8 @@ def run_summary(run_dir, records):
 def write_report(run_dir, data):
     """report.json, then report.html (data embedded), each written whole and renamed into place."""
     run_dir = Path(run_dir)
+    for name in (REPORT_DATA, REPORT_PAGE):  # what a process killed mid-write left behind
+        remove_partial_files(run_dir, name)
     with atomic_write(run_dir / REPORT_DATA) as file:
         file.write((page_json(data) + "\n").encode("utf-8"))
     with atomic_write(run_dir / REPORT_PAGE) as file:
