@@ -10,6 +10,7 @@ from minibert.viz.head_kinds import (
     attention_to,
     head_kind_scores,
     head_kinds_table,
+    head_labels,
     next_token_attention,
     previous_token_attention,
     strongest_heads,
@@ -83,3 +84,12 @@ def test_bad_inputs_are_named():
         head_kind_scores([(["[CLS]", "a"], [np.full((1, 2, 2), 0.5)])])
     with pytest.raises(ShapeError, match="no examples"):
         head_kind_scores([])
+
+
+def test_each_pattern_head_is_labelled_with_its_kind_and_a_mixed_head_with_none():
+    """The model view's labels: a head is named after the pattern that holds most of its attention, "broad"
+    when it spreads evenly, and nothing when no pattern holds half of it and it is not spread."""
+    split = 0.3 * PREVIOUS + 0.7 * one_hot_rows([2] * S)  # 0.4 on the left neighbour on average, the rest on "cat"
+    layer = np.stack([PREVIOUS, NEXT, TO_SEP, TO_CLS, UNIFORM, split])
+    labels = head_labels(head_kind_scores([(TOKENS, [layer])]), S)
+    assert labels == [["previous token", "next token", "[SEP]", "[CLS]", "broad", ""]]
