@@ -5,9 +5,12 @@ milliseconds; a few check the real pieces (in-memory pretraining, the masking mi
 on the small test corpus. The experiments' findings are reported in docs/experiments.md, not asserted.
 """
 
+import io
 import json
 import math
+import shutil
 import xml.etree.ElementTree as ElementTree
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -19,7 +22,7 @@ from minibert.errors import ConfigError
 from minibert.experiments import EXPERIMENTS, load_experiment
 from minibert.experiments.linear_probe import fit_linear_classifier, predict
 from minibert.experiments.pretraining import pretrain_in_memory
-from minibert.experiments.results import draw_results, results_record
+from minibert.experiments.results import draw_results, results_record, write_results
 from minibert.experiments.runner import Experiment, run_experiment, run_path
 from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
@@ -48,9 +51,17 @@ def stub(calls=None, interrupt_at=None):
                       settings=lambda mode: {"mode": mode, "steps": 3}, run=run, note="a stub")
 
 
-def run_quietly(experiment, out, seeds=3, stream=None):
-    import io
-    return run_experiment(experiment, "quick", seeds, out, stream=stream or io.StringIO(), live=False)
+def run_quietly(experiment, out, seeds=3, stream=None, mode="quick"):
+    return run_experiment(experiment, mode, seeds, out, stream=stream or io.StringIO(), live=False)
+
+
+def never_run(arm, seed, settings, shared):
+    raise AssertionError("a folder that is refused is refused before any run")
+
+
+def file_bytes(folder):
+    """{path: bytes} of every file under `folder`: what a refusal must leave exactly as it was."""
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
 def test_every_arm_runs_with_distinct_seeds_and_the_same_seeds_give_the_same_results(tmp_path):
@@ -99,8 +110,60 @@ def test_resume_skips_finished_runs_and_reruns_a_damaged_one(tmp_path):
     assert len(records) == 6 and all(record is not None for record in records)
 
 
+def with_changes(**changes):
+    return lambda record: json.dumps({**record, **changes})
+
+
+# damage -> (what it does to arm a's seed-1 record, the words that name it). A record is whole only if it holds
+# every metric its arm measures, each a finite number, and the experiment, mode, arm and seed of its run:
+# with {"score": "abc"} the rerun stopped in summary.py, and with {} or null it was skipped, its arm left out.
+DAMAGES = {
+    "cut short": (lambda record: json.dumps(record)[:40], "cut short, or not JSON"),
+    "not an object": (lambda record: "[]", "not a JSON object"),
+    "no metrics": (with_changes(metrics={}), "no score metric"),
+    "a null metric": (with_changes(metrics={"score": None}), "score is None, not a number"),
+    "a string metric": (with_changes(metrics={"score": "abc"}), "score is 'abc', not a number"),
+    "a NaN metric": (with_changes(metrics={"score": math.nan}), "score is nan, not a number"),
+    "true as a metric": (with_changes(metrics={"score": True}), "score is True, not a number"),
+    "no seconds": (with_changes(seconds=None), "seconds None, not a number"),
+    "another arm": (with_changes(arm="b"), "arm 'b', not 'a'"),
+    "the seed as text": (with_changes(seed="1"), "seed '1', not 1"),
+    "another mode": (with_changes(mode="full"), "mode 'full', not 'quick'"),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_record_is_named_kept_aside_and_its_run_made_again(tmp_path, damage):
+    run_quietly(stub(), tmp_path)
+    path = run_path(tmp_path, "a", 1)
+    change, words = DAMAGES[damage]
+    path.write_text(change(json.loads(path.read_text())))
+    damaged = path.read_bytes()
+    calls, stream = [], io.StringIO()
+    records = run_quietly(stub(calls), tmp_path, stream=stream)
+    assert calls == [("a", 1)]
+    assert f"{path} is damaged ({words}): kept as a-seed1.json.damaged, and its run is made again" in \
+        stream.getvalue()
+    assert "5 of 6 runs already" in stream.getvalue()
+    assert path.with_name("a-seed1.json.damaged").read_bytes() == damaged  # nothing lost
+    summary = results_record(stub(), "quick", records, "python -m minibert experiment stub")["summary"]
+    assert summary["a"]["score"]["n"] == summary["b"]["score"]["n"] == 3  # nothing left out of the table
+
+
+def test_a_metric_an_arm_cannot_measure_is_not_damage(tmp_path):
+    """nsp's `none` arm has no NSP head, so its runs have no `own` metric; they are whole without it."""
+    nsp = load_experiment("nsp")
+    assert nsp.measured("quick", "none") == ["story", "order"] and "own" in nsp.measured("quick", "nsp")
+
+    def run(arm, seed, settings, shared):
+        return {"score": 1.0} if arm == "a" else {}
+
+    run_quietly(replace(stub(), run=run, unmeasured=lambda mode: {"b": {"score"}}), tmp_path)
+    run_quietly(replace(stub(), run=never_run, unmeasured=lambda mode: {"b": {"score"}}), tmp_path)
+    assert not list(tmp_path.rglob("*.damaged"))
+
+
 def test_ctrl_c_keeps_the_finished_runs_and_says_how_to_go_on(tmp_path):
-    import io
     stream = io.StringIO()
     with pytest.raises(KeyboardInterrupt):
         run_quietly(stub(interrupt_at=4), tmp_path, stream=stream)
@@ -112,11 +175,43 @@ def test_ctrl_c_keeps_the_finished_runs_and_says_how_to_go_on(tmp_path):
 
 def test_a_folder_of_other_settings_is_refused(tmp_path):
     run_quietly(stub(), tmp_path)
-    other = stub()
-    other = Experiment(name=other.name, metrics=other.metrics, arms=other.arms,
-                       settings=lambda mode: {"mode": mode, "steps": 4}, run=other.run)
-    with pytest.raises(ConfigError, match="other settings"):
+    before = file_bytes(tmp_path)
+    other = replace(stub(), settings=lambda mode: {"mode": mode, "steps": 4}, run=never_run)
+    with pytest.raises(ConfigError, match=r"made with other settings \(steps 3, not 4\) \(runs/a-seed0.json\)"):
         run_quietly(other, tmp_path)
+    assert file_bytes(tmp_path) == before
+
+
+def test_a_folder_of_another_mode_is_refused(tmp_path):
+    """quick and full runs of one experiment are made differently (the stub's settings name the mode);
+    their records are not mixed in one table."""
+    run_quietly(stub(), tmp_path)
+    before = file_bytes(tmp_path)
+    with pytest.raises(ConfigError) as refusal:
+        run_quietly(replace(stub(), run=never_run), tmp_path, mode="full")
+    assert str(refusal.value) == (f"{tmp_path} holds runs of stub made in quick mode, not full (runs/a-seed0.json); "
+                                  f"give another --out, or delete {tmp_path} to start over")
+    assert file_bytes(tmp_path) == before
+
+
+@pytest.mark.parametrize("left", ["runs", "results.json"])
+def test_a_folder_of_another_experiment_is_refused(tmp_path, left):
+    """A folder holding another experiment's runs (or only its results.json) is refused before anything
+    runs: `experiment nsp --out E` with mask-rate's results in E mixed its records into E/runs and replaced
+    E/results.json."""
+    records = run_quietly(stub(), tmp_path)
+    write_results(tmp_path, results_record(stub(), "quick", records, "python -m minibert experiment stub"))
+    if left == "runs":
+        (tmp_path / "results.json").unlink()
+    else:
+        shutil.rmtree(tmp_path / "runs")
+    before = file_bytes(tmp_path)
+    with pytest.raises(ConfigError) as refusal:
+        run_quietly(replace(stub(), name="other", run=never_run), tmp_path)
+    where = "runs/a-seed0.json" if left == "runs" else "results.json"
+    assert str(refusal.value) == (f"{tmp_path} holds the runs of experiment stub ({where}), not of other; give "
+                                  "other another --out")
+    assert file_bytes(tmp_path) == before
 
 
 def test_mean_and_sample_standard_deviation_on_hand_made_numbers():

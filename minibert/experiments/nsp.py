@@ -52,5 +52,6 @@ def run(arm, seed, settings, shared):
 EXPERIMENT = Experiment(
     name="nsp",
     metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run,
+    unmeasured=lambda mode: {arm: {"own"} for arm, change in CHANGES.items() if not change["use_nsp"]},
     note=("NSP practises story-pairs' question (with B right after A), SOP sentence-order's; the question is "
           "what transfers after fine-tuning, and whether it is outside the noise."))

@@ -9,11 +9,9 @@ import time
 from pathlib import Path
 
 from minibert.cpu import describe_cpu
-from minibert.experiments.runner import write_record
+from minibert.experiments.runner import RESULTS_FILE, write_record
 from minibert.experiments.summary import summarize_runs
 from minibert.viz.svg import dot_plot_svg, save_svg
-
-RESULTS_FILE = "results.json"
 
 
 def results_record(experiment, mode, records, command):

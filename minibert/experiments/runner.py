@@ -7,12 +7,16 @@ the shapes agree, the same batches, the same fine-tuning order), and a seed that
 lucky for every arm alike.
 
 Each run writes `runs/<arm>-seed<k>.json` atomically (a crash never leaves half a record) with the settings
-that decided it. Started again, the runner skips the runs whose record is there and whose settings match,
-and runs a damaged record's run again; so Ctrl-C loses at most the run in progress. A folder holding runs
-of other settings is refused rather than mixed.
+that decided it. Started again, the runner skips the runs whose record is whole (every metric the arm
+measures, each a finite number, and the record's experiment, mode, arm, seed and settings those of the run),
+so Ctrl-C loses at most the run in progress. A damaged record is named in one line, kept aside as
+`<arm>-seed<k>.json.damaged`, and its run made again. A folder holding another experiment's runs, or this
+one's with other settings (another mode, or settings changed since), is refused before anything is run or
+moved, rather than mixed.
 """
 
 import json
+import math
 import re
 import sys
 import time
@@ -21,10 +25,12 @@ from pathlib import Path
 
 from minibert.errors import ConfigError
 from minibert.io.atomic import atomic_write
+from minibert.io.overwrite import free_name
 from minibert.train.progress import ProgressLine, format_duration
 
 MODES = ("quick", "full", "mini")
 RUNS_FOLDER = "runs"
+RESULTS_FILE = "results.json"  # written by results.py; here because the folder check reads it too
 
 
 @dataclass(frozen=True)
@@ -39,25 +45,100 @@ class Experiment:
     settings: object  # mode -> {setting: value}: everything that decides the numbers, JSON-able
     run: object
     note: str = ""  # what to look for, printed under the table
+    unmeasured: object = None  # mode -> {arm: metrics its runs cannot measure} (nsp's `none` has no NSP head)
+
+    def measured(self, mode, arm):
+        """The metrics every finished run of `arm` holds: the mode's, less those the arm cannot measure."""
+        cannot = self.unmeasured(mode).get(arm, ()) if self.unmeasured else ()
+        return [metric for metric in self.metrics(mode) if metric not in cannot]
 
 
 def run_path(out_dir, arm, seed):
     return Path(out_dir) / RUNS_FOLDER / f"{arm}-seed{seed}.json"
 
 
-def read_record(path, settings):
-    """The finished run's record at `path`, or None when there is none or it is damaged (then the run is
-    made again). A record of other settings raises: the folder belongs to another experiment."""
+def read_json(path):
+    """What the JSON file at `path` holds; raises OSError or ValueError if it cannot be read or parsed."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def check_folder_is_its_own(out_dir, name, mode, settings):
+    """Refuse `out_dir` if its results.json or a run record there belongs to another experiment, or to this one
+    run with other settings: mixed in, its runs would sit in a table beside runs made differently, and the
+    next results.json would replace the other experiment's. Run before anything in the folder changes."""
+    out_dir = Path(out_dir)
+    for path in [out_dir / RESULTS_FILE, *sorted((out_dir / RUNS_FOLDER).glob("*.json"))]:
+        try:
+            record = read_json(path)
+        except (OSError, ValueError):
+            continue  # not there, or damaged: a damaged run record is dealt with below, results.json rewritten
+        if not isinstance(record, dict):
+            continue
+        where = path.relative_to(out_dir)
+        other, theirs = record.get("experiment"), record.get("settings")
+        if isinstance(other, str) and other != name:
+            raise ConfigError(f"{out_dir} holds the runs of experiment {other} ({where}), not of {name}; give "
+                              f"{name} another --out")
+        if isinstance(theirs, dict) and theirs != settings:
+            their_mode = record.get("mode")
+            made = (f"in {their_mode} mode, not {mode}" if isinstance(their_mode, str) and their_mode != mode
+                    else f"with other settings ({setting_changes(theirs, settings)})")
+            raise ConfigError(f"{out_dir} holds runs of {name} made {made} ({where}); give another --out, or "
+                              f"delete {out_dir} to start over")
+
+
+def setting_changes(theirs, ours):
+    """"steps 3, not 4": each setting whose value in a saved record (`theirs`) is not the value now."""
+    return "; ".join(f"{key} {theirs.get(key)!r}, not {ours.get(key)!r}"
+                     for key in sorted(theirs.keys() | ours.keys()) if theirs.get(key) != ours.get(key))
+
+
+def is_measure(value):
+    """Whether `value` can be a metric's value: a finite number (True is an int to Python, but no measure)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or isinstance(value, float) and math.isfinite(value)
+
+
+def record_problem(record, fields, metrics):
+    """What keeps `record` from being the whole record of the run `fields` describes ({"experiment", "mode",
+    "arm", "seed", "settings"}: their values) measuring `metrics`, in a few words; None if it is whole."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    for field, value in fields.items():
+        found = record.get(field)
+        if type(found) is not type(value) or found != value:  # the type too: seed 1.0 or True is not seed 1
+            return f"no {field}" if found is None else f"{field} {found!r}, not {value!r}"
+    if not is_measure(record.get("seconds")):  # results.json reports each run's time
+        return f"seconds {record.get('seconds')!r}, not a number"
+    if not isinstance(record.get("metrics"), dict):
+        return "no metrics"
+    for metric in metrics:
+        if metric not in record["metrics"]:
+            return f"no {metric} metric"
+        if not is_measure(record["metrics"][metric]):
+            return f"{metric} is {record['metrics'][metric]!r}, not a number"
+    return None
+
+
+def read_record(path, fields, metrics, say):
+    """The whole record of a finished run at `path` (see record_problem), or None when there is none or it is
+    damaged. A damaged record is not deleted (it may hold a number worth keeping, or show what broke it): it
+    is renamed `NAME.damaged` before its run is made again, and `say` names it in one line."""
+    path = Path(path)
+    if not path.exists():
+        return None
     try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # not there, unreadable, or cut short
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
-        return None
-    if record.get("settings") != settings:
-        raise ConfigError(f"{path} holds a run made with other settings ({record.get('settings')}, not "
-                          f"{settings}); give another --out, or delete {Path(path).parent} to start over")
-    return record
+        record = read_json(path)
+        problem = record_problem(record, fields, metrics)
+    except (OSError, ValueError):
+        problem = "cut short, or not JSON"
+    if problem is None:
+        return record
+    kept = free_name(path.with_name(path.name + ".damaged"))
+    path.rename(kept)
+    say(f"{path} is damaged ({problem}): kept as {kept.name}, and its run is made again")
+    return None
 
 
 def write_record(path, record):
@@ -75,10 +156,13 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
     for arm in arms:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", arm):
             raise ConfigError(f"arm {arm!r} of {experiment.name} cannot name a file; use letters, digits, . _ -")
+    check_folder_is_its_own(out_dir, experiment.name, mode, settings)
     plan = [(arm, seed) for seed in range(seeds) for arm in arms]
-    records = {(arm, seed): read_record(run_path(out_dir, arm, seed), settings) for arm, seed in plan}
-    done = sum(record is not None for record in records.values())
     progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
+    records = {(arm, seed): read_record(run_path(out_dir, arm, seed), {
+        "experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "settings": settings},
+        experiment.measured(mode, arm), progress.message) for arm, seed in plan}
+    done = sum(record is not None for record in records.values())
     if done:
         progress.message(f"{done} of {len(plan)} runs already in {Path(out_dir) / RUNS_FOLDER}: skipped")
     durations, shared, shared_seed = [], {}, None
