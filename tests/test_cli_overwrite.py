@@ -82,6 +82,20 @@ def test_vocab_keeps_an_existing_file(workdir, tmp_path, capsys):
     assert status == 0 and "[CLS]" in out.read_text()
 
 
+def test_vocab_refuses_a_missing_folder_before_training(workdir, tmp_path, monkeypatch, capsys):
+    """`vocab --out missing/dir/vocab.txt` failed only when it wrote the vocabulary, after all the training;
+    now it stops before (training here would fail the test), and creates nothing."""
+    def train_wordpiece(*args, **kwargs):
+        raise AssertionError("a refused --out is refused before training")
+
+    monkeypatch.setattr("minibert.tokenizer.trainer.train_wordpiece", train_wordpiece)
+    out = tmp_path / "missing" / "dir" / "vocab.txt"
+    status, error, _ = run(["vocab", "--corpus", workdir / "two_docs.txt", "--out", out], capsys)
+    assert status == 2 and error == (f"error: the folder {out.parent} of --out {out} does not exist; create the "
+                                     "folder first, or give --out a path in a folder that exists")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_attention_keeps_an_existing_picture(workdir, tmp_path, capsys):
     """`attention --svg FILE` replaced any file; now an existing --svg is refused unless --overwrite, and
     the default picture in the model folder takes the next free name instead of replacing the last one."""

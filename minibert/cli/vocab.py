@@ -20,10 +20,11 @@ def add_arguments(parser):
 
 
 def run(args):
-    from minibert.io.overwrite import check_can_write
+    from minibert.io.overwrite import check_can_write, check_folder_exists
     from minibert.tokenizer.trainer import train_wordpiece
 
-    check_can_write(args.out, args.overwrite, "--out", folder=False)  # before minutes of training, not after
+    check_folder_exists(args.out, "--out")  # both before minutes of training, not after
+    check_can_write(args.out, args.overwrite, "--out", folder=False)
 
     start = time.perf_counter()
 
