@@ -8,6 +8,7 @@ on the small test corpus. The experiments' findings are reported in docs/experim
 import io
 import json
 import math
+import os
 import shutil
 import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
@@ -27,6 +28,7 @@ from minibert.experiments.runner import Experiment, run_experiment, run_path
 from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
 from minibert.experiments.table import cell, format_table
+from minibert.io.run_lock import LOCK_FILE
 from minibert.tokenizer import BertTokenizer
 from minibert.train.presets import RUN_PRESETS
 from minibert.train.run_setup import open_batches, prepare_data
@@ -59,9 +61,10 @@ def never_run(arm, seed, settings, shared):
     raise AssertionError("a folder that is refused is refused before any run")
 
 
-def file_bytes(folder):
-    """{path: bytes} of every file under `folder`: what a refusal must leave exactly as it was."""
-    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+def contents(folder):
+    """{path: its bytes, or None for a folder} of everything under `folder`: what a refusal must leave as it was
+    (an empty runs/ folder left behind would count)."""
+    return {path: path.read_bytes() if path.is_file() else None for path in sorted(folder.rglob("*"))}
 
 
 def test_every_arm_runs_with_distinct_seeds_and_the_same_seeds_give_the_same_results(tmp_path):
@@ -175,23 +178,23 @@ def test_ctrl_c_keeps_the_finished_runs_and_says_how_to_go_on(tmp_path):
 
 def test_a_folder_of_other_settings_is_refused(tmp_path):
     run_quietly(stub(), tmp_path)
-    before = file_bytes(tmp_path)
+    before = contents(tmp_path)
     other = replace(stub(), settings=lambda mode: {"mode": mode, "steps": 4}, run=never_run)
     with pytest.raises(ConfigError, match=r"made with other settings \(steps 3, not 4\) \(runs/a-seed0.json\)"):
         run_quietly(other, tmp_path)
-    assert file_bytes(tmp_path) == before
+    assert contents(tmp_path) == before
 
 
 def test_a_folder_of_another_mode_is_refused(tmp_path):
     """quick and full runs of one experiment are made differently (the stub's settings name the mode);
     their records are not mixed in one table."""
     run_quietly(stub(), tmp_path)
-    before = file_bytes(tmp_path)
+    before = contents(tmp_path)
     with pytest.raises(ConfigError) as refusal:
         run_quietly(replace(stub(), run=never_run), tmp_path, mode="full")
     assert str(refusal.value) == (f"{tmp_path} holds runs of stub made in quick mode, not full (runs/a-seed0.json); "
                                   f"give another --out, or delete {tmp_path} to start over")
-    assert file_bytes(tmp_path) == before
+    assert contents(tmp_path) == before
 
 
 @pytest.mark.parametrize("left", ["runs", "results.json"])
@@ -205,13 +208,13 @@ def test_a_folder_of_another_experiment_is_refused(tmp_path, left):
         (tmp_path / "results.json").unlink()
     else:
         shutil.rmtree(tmp_path / "runs")
-    before = file_bytes(tmp_path)
+    before = contents(tmp_path)
     with pytest.raises(ConfigError) as refusal:
         run_quietly(replace(stub(), name="other", run=never_run), tmp_path)
     where = "runs/a-seed0.json" if left == "runs" else "results.json"
     assert str(refusal.value) == (f"{tmp_path} holds the runs of experiment stub ({where}), not of other; give "
                                   "other another --out")
-    assert file_bytes(tmp_path) == before
+    assert contents(tmp_path) == before
 
 
 def test_mean_and_sample_standard_deviation_on_hand_made_numbers():
@@ -255,6 +258,78 @@ def test_the_command_prints_the_table_and_writes_the_results(tmp_path, monkeypat
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["command"] == f"python -m minibert experiment masking --quick --seeds 2 --out {tmp_path}"
     assert (tmp_path / "experiment-masking.svg").is_file()
+
+
+def experiment_command(arguments, capsys):
+    """(exit status, stdout, stderr) of `python -m minibert experiment ARGUMENTS`, run in this process."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", *map(str, arguments)])
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def test_the_command_makes_a_damaged_run_again_and_its_table_is_whole(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: stub())
+    arguments = ["masking", "--seeds", "2", "--out", tmp_path]
+    assert experiment_command(arguments, capsys)[0] == 0
+    path = run_path(tmp_path, "a", 0)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "metrics": {"score": "abc"}}))
+    status, out, err = experiment_command(arguments, capsys)
+    assert status == 0 and f"{path} is damaged (score is 'abc', not a number)" in err
+    assert "arm A" in out and "arm B" in out
+    summary = json.loads((tmp_path / "results.json").read_text())["summary"]
+    assert summary["a"]["score"]["n"] == summary["b"]["score"]["n"] == 2
+
+
+def mask_rates_folder(folder):
+    out = folder / "E"
+    records = run_quietly(replace(stub(), name="mask-rate"), out)
+    write_results(out, results_record(replace(stub(), name="mask-rate"), "quick", records, "mask-rate"))
+    return out
+
+
+def a_file(folder):
+    (folder / "E").write_text("notes\n")
+    return folder / "E"
+
+
+def a_folder_under_a_file(folder):
+    return a_file(folder) / "run"
+
+
+def a_folder_in_use(folder):
+    """What another `experiment` writing E leaves there: a lock holding its pid (here the pid of this
+    process's parent, a process that runs and is not this one)."""
+    (folder / "E").mkdir()
+    (folder / "E" / LOCK_FILE).write_text(f"{os.getppid()}\n")
+    return folder / "E"
+
+
+# case -> (makes --out in a folder and returns it, the experiment, the start of the one error line)
+REFUSED = {
+    "another experiment's folder": (mask_rates_folder, "nsp",
+                                    "{out} holds the runs of experiment mask-rate (results.json), not of nsp; "
+                                    "give nsp another --out"),
+    "a file": (a_file, "masking", "--out {out} is a file of 6 bytes from "),
+    "a folder under a file": (a_folder_under_a_file, "masking", "{out}: Not a directory; a part of that path"),
+    "a folder another experiment is writing": (a_folder_in_use, "masking",
+                                               "{out} is in use by pid {pid}, another experiment writing it"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_command_refuses_before_any_run_and_changes_nothing(tmp_path, monkeypatch, capsys, case):
+    """`experiment nsp --out E` over mask-rate's runs ran and mixed them; two experiments in one --out both
+    made every run; --out naming a file failed when the first run was saved. Each now stops at once."""
+    make, name, words = REFUSED[case]
+    out = make(tmp_path)
+    before = contents(tmp_path)
+    experiment = load_experiment(name)
+    monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda _: replace(experiment, run=never_run))
+    status, _, err = experiment_command([name, "--out", out], capsys)
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and lines[0].startswith("error: " + words.format(out=out, pid=os.getppid()))
+    assert contents(tmp_path) == before
 
 
 @pytest.mark.parametrize("arguments, fragment", [

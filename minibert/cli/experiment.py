@@ -53,20 +53,26 @@ def run(args):
     from minibert.experiments.runner import run_experiment
     from minibert.experiments.summary import summarize_runs
     from minibert.experiments.table import format_table
+    from minibert.io.overwrite import check_not_a_file
+    from minibert.io.run_lock import RunLock
 
     experiment = load_experiment(args.name)
     out = Path(args.out or Path("runs", "experiments", f"{args.name}-{args.mode}"))
     arms = experiment.arms(args.mode)
+    check_not_a_file(out, "--out")
     if args.seeds < RECOMMENDED_SEEDS:
         print(f"warning: {args.seeds} seed(s) per arm; with fewer than {RECOMMENDED_SEEDS} the spread says "
               "little about the noise, and a difference between arms may be luck", file=sys.stderr)
-    print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
-          f"{len(arms) * args.seeds} runs, saved in {out}")
-    records = run_experiment(experiment, args.mode, args.seeds, out)
-    record = results_record(experiment, args.mode, records, command_line(args))
-    metrics = experiment.metrics(args.mode)
-    print(format_table(summarize_runs(records, arms, metrics), metrics, arms))
-    print(experiment.note)
-    results = write_results(out, record)
-    figure = draw_results(out / f"experiment-{args.name}.svg", record)
+    # Locked, as pretrain's and finetune's folders are: two experiments in one folder would both make every
+    # run (each finds it missing), and the last to finish would replace the other's records and results.
+    with RunLock(out, "experiment"):
+        print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
+              f"{len(arms) * args.seeds} runs, saved in {out}")
+        records = run_experiment(experiment, args.mode, args.seeds, out)
+        record = results_record(experiment, args.mode, records, command_line(args))
+        metrics = experiment.metrics(args.mode)
+        print(format_table(summarize_runs(records, arms, metrics), metrics, arms))
+        print(experiment.note)
+        results = write_results(out, record)
+        figure = draw_results(out / f"experiment-{args.name}.svg", record)
     print(f"CPU: {record['cpu']}\nresults: {results}\npicture: {figure}")

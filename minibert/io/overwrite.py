@@ -51,6 +51,15 @@ def check_folder_exists(path, option):
                           f"{option} a path in a folder that exists")
 
 
+def check_not_a_file(path, option):
+    """Refuse a folder path where a file is, before any work is done: a command fills the folder of its --out,
+    and would otherwise fail on the file only when it first writes there, perhaps after hours of work."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {path} is {describe(path)}, not a folder; give {option} the name of a "
+                          "folder (a new one, or one this command wrote)")
+
+
 def free_name(path):
     """`path` if nothing is there, else the first free `stem.2.suffix`, `stem.3.suffix`, ...
     (`attention.svg` -> `attention.2.svg`; `05.old` -> `05.2.old`)."""
