@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from minibert.errors import ConfigError
+from minibert.io.strict_json import short_repr
 from minibert.nn.activations import ACTIVATIONS
 
 ATTENTION_KINDS = ("bidirectional", "causal")
@@ -53,7 +54,7 @@ class BertConfig:
                 f"{self.num_attention_heads}: each head takes an equal slice of the hidden vector. Choose a "
                 f"head count that divides {self.hidden_size}, e.g. "
                 f"{_divisor_near(self.hidden_size, self.num_attention_heads)}")
-        if self.hidden_act not in ACTIVATIONS:
+        if not isinstance(self.hidden_act, str) or self.hidden_act not in ACTIVATIONS:  # a list is unhashable
             raise ConfigError(f"hidden_act={self.hidden_act!r} is not supported; choose one of "
                               f"{', '.join(ACTIVATIONS)}")
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
@@ -98,6 +99,8 @@ class BertConfig:
         _refuse_unsupported(values)
         # HF marks a causal (decoder) BERT with is_decoder; it is derived from `attention` when saving.
         is_decoder = values.pop("is_decoder", False)
+        if not isinstance(is_decoder, bool):  # Python's truthiness would read "no" as a causal model
+            raise ConfigError(f"is_decoder={short_repr(is_decoder)}: it must be true or false")
         values.setdefault("attention", "causal" if is_decoder else "bidirectional")
         known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         extra = {key: values.pop(key) for key in list(values) if key not in known}
