@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from minibert.errors import ConfigError
+from minibert.io.strict_json import short_repr
 from minibert.nn.activations import ACTIVATIONS
 
 ATTENTION_KINDS = ("bidirectional", "causal")
@@ -53,7 +54,7 @@ class BertConfig:
                 f"{self.num_attention_heads}: each head takes an equal slice of the hidden vector. Choose a "
                 f"head count that divides {self.hidden_size}, e.g. "
                 f"{_divisor_near(self.hidden_size, self.num_attention_heads)}")
-        if self.hidden_act not in ACTIVATIONS:
+        if not isinstance(self.hidden_act, str) or self.hidden_act not in ACTIVATIONS:  # a list is unhashable
             raise ConfigError(f"hidden_act={self.hidden_act!r} is not supported; choose one of "
                               f"{', '.join(ACTIVATIONS)}")
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
@@ -96,8 +97,11 @@ class BertConfig:
             raise ConfigError(f"a config must be a JSON object (a dict), got {type(values).__name__}")
         values = dict(values)
         _refuse_unsupported(values)
+        _check_read_extras(values)
         # HF marks a causal (decoder) BERT with is_decoder; it is derived from `attention` when saving.
         is_decoder = values.pop("is_decoder", False)
+        if not isinstance(is_decoder, bool):  # Python's truthiness would read "no" as a causal model
+            raise ConfigError(f"is_decoder={short_repr(is_decoder)}: it must be true or false")
         values.setdefault("attention", "causal" if is_decoder else "bidirectional")
         known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         extra = {key: values.pop(key) for key in list(values) if key not in known}
@@ -143,6 +147,22 @@ def _refuse_unsupported(values):
         if values.get(key, supported) not in (supported, None):
             raise ConfigError(f"{key}={values[key]!r} asks for {feature}, which minibert does not implement; "
                               f"only {key}={supported!r} models can be loaded")
+
+
+def _check_read_extras(values):
+    """The two `extra` keys minibert reads (fine-tuning's heads) must have HuggingFace's types: a list of
+    class names, and label names by id ("0", "1", ...). Anything else would fail deep inside fine-tuning."""
+    architectures = values.get("architectures")
+    if architectures is not None and (not isinstance(architectures, list)
+                                      or not all(isinstance(name, str) for name in architectures)):
+        raise ConfigError(f"architectures={short_repr(architectures)}: it must be a list of class names "
+                          '(e.g. ["BertForPreTraining"]) or null')
+    id2label = values.get("id2label")
+    by_id = (isinstance(id2label, dict) and sorted(id2label) == sorted(str(i) for i in range(len(id2label)))
+             and all(isinstance(label, str) for label in id2label.values()))
+    if id2label is not None and not by_id:
+        raise ConfigError(f"id2label={short_repr(id2label)}: it must name each label id \"0\", \"1\", ... "
+                          'with a string (e.g. {"0": "neg", "1": "pos"}) or be null')
 
 
 def _is_number(value):

@@ -1,9 +1,12 @@
 """What several test modules share: tolerances and finite differences for the kernels, the small pretraining
 corpus and its run settings, the command line in a child process, one byte-mutation strategy for the
-checkpoint readers. Test modules import from here and never from each other; fixtures are in conftest.py.
+checkpoint readers, the JSON files of a model folder (tokenizer.json, the sentence-transformers layout).
+Test modules import from here and never from each other; fixtures are in conftest.py.
 """
 
+import copy
 import io
+import json
 import os
 import subprocess
 import sys
@@ -292,3 +295,53 @@ def byte_mutations(draw, contents, focus=None):
         else:
             del content[position:]
     return bytes(content)
+
+
+# ----- the JSON files of a model folder (test_tokenizer_json.py, test_sentence_encoder.py, test_model_folder_json.py)
+
+def tokenizer_json(tokens, special=5):
+    """A WordPiece tokenizer.json as HuggingFace's tokenizers writes it for BERT, over `tokens` (id = position),
+    the first `special` of them BERT's special tokens."""
+    return {
+        "version": "1.0",
+        "added_tokens": [{"id": index, "content": token, "special": True, "normalized": False}
+                         for index, token in enumerate(tokens[:special])],
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                       "strip_accents": None, "lowercase": True},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": {token: index for index, token in enumerate(tokens)}},
+    }
+
+
+def write_tokenizer_json(folder, tokens, changes=()):
+    """Write tokenizer_json(tokens) with `changes` ((part, key, value); key None replaces the part) into folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = copy.deepcopy(tokenizer_json(tokens))
+    for part, key, value in changes:
+        if key is None:
+            data[part] = value
+        else:
+            data[part][key] = value
+    (folder / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+# all-MiniLM-L6-v2's modules.json: the encoder, mean pooling, then normalisation to length 1.
+MINILM_MODULES = [
+    {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+]
+
+
+def write_layout(folder, modules=MINILM_MODULES, pooling=None, settings=None):
+    """A sentence-transformers layout in folder: modules.json, 1_Pooling/config.json (mean pooling, with
+    `pooling`'s changes) and, if given, sentence_bert_config.json."""
+    pooling = {"word_embedding_dimension": 16, "pooling_mode_mean_tokens": True, **(pooling or {})}
+    (folder / "1_Pooling").mkdir(parents=True, exist_ok=True)
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    (folder / "modules.json").write_text(json.dumps(modules))
+    if settings is not None:
+        (folder / "sentence_bert_config.json").write_text(json.dumps(settings))
+    return folder

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from minibert.errors import CheckpointError, MinibertError
-from minibert.io import load_arrays, read_safetensors, save_arrays
+from minibert.io import load_arrays, read_safetensors, save_arrays, write_safetensors
 from minibert.model import BertConfig, BertForPreTraining, BertModel
 
 
@@ -188,3 +188,23 @@ def test_a_checkpoint_of_a_different_model_names_each_mismatch(tmp_path, saved):
                 r"should have shape \(41, 16\), but the stored weight has \(40, 16\)")
     with pytest.raises(CheckpointError, match=mismatch):
         BertForPreTraining.load(tmp_path / "other.npz")
+
+
+def test_integer_weights_are_refused_not_cast(tmp_path, saved):
+    """A weight stored as int32 (a quantized or damaged file) is refused by name, in both formats, rather
+    than cast to float32 without a word; the files are left as they were."""
+    arrays, meta = load_arrays(saved / "model.npz")
+    name = "bert.encoder.layer.0.output.dense.weight"
+    save_arrays(tmp_path / "int.npz", {**arrays, name: arrays[name].astype(np.int32)}, meta)
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((saved / "hf" / "config.json").read_bytes())
+    tensors, metadata = read_safetensors(saved / "hf" / "model.safetensors")
+    write_safetensors(folder / "model.safetensors", {**tensors, name: tensors[name].astype(np.int32)}, metadata)
+    before = {path: path.read_bytes() for path in (tmp_path / "int.npz", *folder.iterdir())}
+    refusal = f"the weight {name} is stored as int32, but BERT's weights are floating-point numbers"
+    with pytest.raises(CheckpointError, match=f"int.npz: {refusal}"):
+        BertForPreTraining.load(tmp_path / "int.npz")
+    with pytest.raises(CheckpointError, match=f"model.safetensors: {refusal}"):
+        BertForPreTraining.from_pretrained(folder, verbose=False)
+    assert {path: path.read_bytes() for path in before} == before

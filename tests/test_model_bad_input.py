@@ -101,6 +101,12 @@ def test_bad_config_values_are_named(case):
     ({"vocab_size": "big"}, "vocab_size='big'"),
     ({"position_embedding_type": "relative_key"}, "relative position embeddings"),
     ({"hidden_size": [768]}, r"hidden_size=\[768\]"),
+    ({"is_decoder": "no"}, "is_decoder='no': it must be true or false"),
+    ({"hidden_act": ["gelu"]}, r"hidden_act=\['gelu'\] is not supported"),
+    ({"architectures": "BertModel"}, "architectures='BertModel': it must be a list of class names"),
+    ({"id2label": ["neg", "pos"]}, r"id2label=\['neg', 'pos'\]: it must name each label id"),
+    ({"id2label": {"0": "neg", "2": "pos"}}, "id2label=.*it must name each label id"),
+    ({"id2label": {"0": 5}}, "id2label=.*it must name each label id"),
 ])
 def test_bad_config_dicts_are_named(values, named):
     """BertConfig.from_dict (what config.json goes through) refuses non-objects, wrong kinds and features

@@ -4,11 +4,11 @@ small model saved here, checked text by text against the model run alone on each
 The real all-MiniLM-L6-v2 against sentence-transformers is in test_real_checkpoint.py.
 """
 
-import json
 import zipfile
 
 import numpy as np
 import pytest
+from helpers import MINILM_MODULES, write_layout
 
 from minibert import BertConfig, BertModel, BertTokenizer
 from minibert.cli import main
@@ -20,21 +20,6 @@ from minibert.train.sentence_encoder import SentenceEncoder, cosine_similarity, 
 
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "man", "plays", "guitar", "someone", "music",
           "stocks", "fell", "today", "."]
-MINILM_MODULES = [
-    {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-    {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
-]
-
-
-def write_layout(folder, modules=MINILM_MODULES, pooling=None, settings=None):
-    pooling = {"word_embedding_dimension": 16, "pooling_mode_mean_tokens": True, **(pooling or {})}
-    (folder / "1_Pooling").mkdir(parents=True, exist_ok=True)
-    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
-    (folder / "modules.json").write_text(json.dumps(modules))
-    if settings is not None:
-        (folder / "sentence_bert_config.json").write_text(json.dumps(settings))
-    return folder
 
 
 @pytest.fixture(scope="module")

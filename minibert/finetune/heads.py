@@ -41,7 +41,7 @@ class FineTuningModel(SavableModel):
 
     def __init__(self, config, num_labels=None, seed=0):
         super().__init__(config)
-        self.num_labels = num_labels or len(config.extra.get("id2label", ())) or 2
+        self.num_labels = num_labels or len(config.extra.get("id2label") or ()) or 2
         self.rng = np.random.default_rng(seed)  # one generator for init and dropout, as in BertForPreTraining
         self.bert = BertModel(config, rng=self.rng)
 
@@ -81,7 +81,7 @@ class FineTuningModel(SavableModel):
         head_state = {name.removeprefix(cls.head_name + "."): array for name, array in state.items()
                       if name.startswith(cls.head_name + ".")}
         own = head.state_dict()
-        fits = (cls.__name__ in config.extra.get("architectures", ()) and set(head_state) == set(own)
+        fits = (cls.__name__ in (config.extra.get("architectures") or ()) and set(head_state) == set(own)
                 and all(head_state[name].shape == own[name].shape for name in own))
         if fits:
             head.load_state_dict(head_state)
@@ -95,7 +95,7 @@ class FineTuningModel(SavableModel):
     def _check_head_labels(cls, config, labels, model_dir):
         """A folder fine-tuned here holds a head whose outputs mean its labels: a task with other labels
         would read them under the wrong names. HuggingFace's unnamed defaults (LABEL_0, ...) name nothing."""
-        built_for = cls.__name__ in config.extra.get("architectures", ()) and label_names(config)
+        built_for = cls.__name__ in (config.extra.get("architectures") or ()) and label_names(config)
         if not built_for or built_for == [f"LABEL_{i}" for i in range(len(built_for))] or built_for == labels:
             return
         others = [label for label in labels if label not in built_for] or labels

@@ -14,7 +14,7 @@ folder is, and where its vocabulary is, `train/model_folder.py` decides, for eve
 from pathlib import Path
 
 from minibert.io import find_weights_file, normalize_hf_state, read_safetensors
-from minibert.io.checkpoint import check_weights_fit_config
+from minibert.io.checkpoint import check_weights_fit_config, refuse_integer_weights
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE, read_config
 from minibert.train.checkpointing import CHECKPOINT_FILE, load_run_config
 from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
@@ -36,6 +36,7 @@ def read_weights(model_dir):
         config = read_config(folder / CONFIG_FILE)
         state, _ = normalize_hf_state(read_safetensors(weights)[0])
         check_weights_fit_config(config, state, folder)  # before a head builds a model of that config
+        refuse_integer_weights(state, weights)
     if not any(name.startswith(ENCODER_PREFIX) for name in state):
         state = {ENCODER_PREFIX + name: array for name, array in state.items()}  # a bare BertModel
     return config, state, str(vocab) if vocab.name == VOCAB_FILE else None

@@ -37,6 +37,7 @@ def load_model(cls, path):
                               f"version {VERSION}")
     config = BertConfig.from_dict(meta.get("config", {}))
     check_weights_fit_config(config, arrays, path)
+    refuse_integer_weights(arrays, path)
     model = cls(config)
     state, _ = fit_to_model(arrays, model)
     model.to(stored_dtype(state))
@@ -65,6 +66,25 @@ def check_weights_fit_config(config, state, source):
                     f"{source}: the config says {field}={getattr(config, field)} and hidden_size={hidden}, so "
                     f"{name} should have shape {shape}, but the stored weight has {tuple(np.shape(array))}; "
                     "the config and the weights belong to different models")
+
+
+def refuse_integer_weights(state, source):
+    """Refuse a weight stored as integers (or booleans, or complex numbers) rather than floats, by name.
+
+    Loading casts every weight to the model's float dtype, and an int32 weight would go through without a
+    word. But BERT's weights are real numbers: a file that stores them as integers is quantized (int8
+    values whose scales are kept elsewhere, in other tensors or in a library's own format) or damaged.
+    Cast as they are, the integers give a model that runs and computes nonsense, which a one-line note
+    would not prevent; so loading stops and says what the file holds. (HuggingFace's integer buffers,
+    such as position_ids, are set aside before this check: `hf_names.py`.)
+    """
+    for name, array in state.items():
+        dtype = np.asarray(array).dtype
+        if dtype.kind != "f":
+            raise CheckpointError(f"{source}: the weight {name} is stored as {dtype}, but BERT's weights are "
+                                  "floating-point numbers (integers mean a quantized or damaged file, and cast "
+                                  "to float they would compute nonsense); use the model's float32, float16 or "
+                                  "bfloat16 weights")
 
 
 def fit_to_model(state, model):

@@ -16,11 +16,12 @@ module type or pooling mode it does not know is refused by name rather than skip
 #     1_Pooling/config.json       {"pooling_mode_mean_tokens": true, "pooling_mode_cls_token": false, ...}
 #     sentence_bert_config.json   {"max_seq_length": 256, "do_lower_case": false}
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from minibert.errors import CheckpointError
+from minibert.io.json_fields import read_object, read_objects
+from minibert.io.strict_json import short_repr
 
 MODULES_FILE = "modules.json"
 SENTENCE_CONFIG_FILE = "sentence_bert_config.json"
@@ -42,45 +43,34 @@ class SentenceLayout:
 def read_sentence_layout(directory):
     """The folder's `SentenceLayout`, or None when it has no modules.json (a plain BERT folder)."""
     directory = Path(directory)
-    modules = _read_json(directory / MODULES_FILE)
-    if modules is None:
+    if not (directory / MODULES_FILE).is_file():
         return None
-    if not isinstance(modules, list) or not all(isinstance(module, dict) for module in modules):
-        raise CheckpointError(f"{directory / MODULES_FILE} must be a list of modules ({{type, path}} objects)")
-    kinds = [str(module.get("type", "")).removeprefix(MODULE_PREFIX) for module in modules]
+    # Each file's fields are read with their types checked (json_fields.py): "do_lower_case": "no" is
+    # refused, not read as true.
+    modules = read_objects(directory / MODULES_FILE, CheckpointError, _FIX)
+    kinds = [module.string("type").removeprefix(MODULE_PREFIX) for module in modules]
     unknown = [kind for kind in kinds if kind not in ("Transformer", "Pooling", "Normalize")]
     if unknown or kinds[:1] != ["Transformer"] or kinds.count("Pooling") != 1:
-        raise CheckpointError(f"{directory / MODULES_FILE} lists the modules {kinds}; minibert runs "
+        raise CheckpointError(f"{directory / MODULES_FILE} lists the modules {short_repr(kinds)}; minibert runs "
                               "Transformer, then one Pooling, then optionally Normalize, and no others")
-    pooling_path = directory / modules[kinds.index("Pooling")].get("path", "") / "config.json"
-    settings = _read_json(directory / SENTENCE_CONFIG_FILE) or {}
-    max_seq_length = settings.get("max_seq_length")
-    if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 3):
-        raise CheckpointError(f"{directory / SENTENCE_CONFIG_FILE}: max_seq_length must be an integer >= 3 "
-                              f"([CLS], a token, [SEP]), got {max_seq_length!r}")
+    pooling_path = directory / modules[kinds.index("Pooling")].string("path", "") / "config.json"
+    settings = read_object(directory / SENTENCE_CONFIG_FILE, CheckpointError, _FIX, optional=True)
+    # 3 tokens at least: [CLS], a token, [SEP]; null (sentence-transformers' None) means the model's limit.
     return SentenceLayout(pooling=read_pooling_modes(pooling_path), normalize="Normalize" in kinds,
-                          max_seq_length=max_seq_length,
-                          lowercase=bool(settings.get("do_lower_case", False)))
+                          max_seq_length=settings.integer("max_seq_length", None, minimum=3, null=True),
+                          lowercase=settings.boolean("do_lower_case", False))
 
 
 def read_pooling_modes(path):
     """The pooling modes a Pooling module's config.json turns on, refusing those minibert lacks."""
-    config = _read_json(path)
-    if not isinstance(config, dict):
-        raise CheckpointError(f"{path} is missing or not a JSON object; the Pooling module needs it")
-    modes = tuple(mode for key, mode in POOLING_MODES.items() if config.get(key))
-    others = sorted(key for key, value in config.items()
-                    if key.startswith("pooling_mode_") and key not in POOLING_MODES and value)
+    config = read_object(path, CheckpointError, _FIX)
+    switches = {key: config.boolean(key) for key in config.keys() if key.startswith("pooling_mode_")}
+    modes = tuple(mode for key, mode in POOLING_MODES.items() if switches.get(key))
+    others = sorted(key for key, on in switches.items() if on and key not in POOLING_MODES)
     if others or not modes:
-        raise CheckpointError(f"{path} asks for pooling {others or 'of no kind'}; minibert pools with "
-                              f"{', '.join(POOLING_MODES)} only")
+        raise CheckpointError(f"{path} asks for pooling {short_repr(others) if others else 'of no kind'}; "
+                              f"minibert pools with {', '.join(POOLING_MODES)} only")
     return modes
 
 
-def _read_json(path):
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{path} is not JSON ({error}); fix or replace it") from None
+_FIX = "fix it, or save the model again with sentence-transformers"

@@ -41,7 +41,8 @@ class SavableModel(Module):
     def from_pretrained(cls, directory, dtype=None, strict=True, verbose=True):
         """A model read from a HuggingFace folder (config.json + model.safetensors), with NumPy alone.
 
-        dtype: None keeps float64 files in float64 and reads everything else as float32.
+        dtype: None keeps float64 files in float64 and reads float32/float16/bfloat16 ones as float32;
+            integer weights (a quantized or damaged file) are refused, not cast.
         strict: refuse missing or unexpected weights (False leaves missing ones at their initial values).
         verbose: print what was skipped (buffers, tied copies) and renamed (gamma/beta).
         """

@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 from minibert.errors import TokenizerError
+from minibert.io.json_fields import read_object
 from minibert.tokenizer.basic import BasicTokenizer
 from minibert.tokenizer.tokenizer_json import TOKENIZER_JSON_NAME, read_tokenizer_json
 from minibert.tokenizer.vocab import (
@@ -76,17 +77,15 @@ class BertTokenizer:
             # tokenizer_config.json's (which the slow Python tokenizer reads).
             tokens, settings = read_tokenizer_json(vocab_file)
             return cls.from_vocab_list(tokens, **{**settings, **overrides})
-        settings = {}
-        config_file = os.path.join(directory, CONFIG_FILE_NAME)
-        if os.path.isfile(config_file):
-            try:
-                with open(config_file, encoding="utf-8") as file:
-                    config = json.load(file)
-            except (UnicodeDecodeError, json.JSONDecodeError) as error:
-                raise TokenizerError(f"{config_file!r} is not JSON ({error}); fix or delete it") from None
-            for key in ("do_lower_case", "strip_accents", "max_input_chars_per_word"):
-                if config.get(key) is not None:
-                    settings[key] = config[key]
+        # tokenizer_config.json (optional) holds the settings of HuggingFace's Python tokenizer; each is
+        # checked for its type, so "do_lower_case": "no" is refused rather than read as true.
+        config = read_object(os.path.join(directory, CONFIG_FILE_NAME), TokenizerError, "fix or delete it",
+                             optional=True)
+        settings = {"do_lower_case": config.boolean("do_lower_case", None),
+                    "strip_accents": config.boolean("strip_accents", None, null=True),
+                    "max_input_chars_per_word": config.integer("max_input_chars_per_word", None, minimum=1)}
+        # A setting the file does not have (or a null strip_accents) keeps BertTokenizer's default.
+        settings = {key: value for key, value in settings.items() if value is not None}
         settings.update(overrides)
         return cls(vocab_file, **settings)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from minibert.errors import CheckpointError
+from minibert.io.checkpoint import refuse_integer_weights
 from minibert.io.npz import load_arrays, save_arrays
 from minibert.tokenizer.vocab import vocab_fingerprint
 
@@ -101,7 +102,7 @@ def load_checkpoint(path):
             if name.startswith(OPTIMIZER_PREFIX):
                 parameter_position, key = name[len(OPTIMIZER_PREFIX):].split("/")
                 state.setdefault(int(parameter_position), {})[key] = array
-        return TrainingCheckpoint(
+        checkpoint = TrainingCheckpoint(
             run_config=dict(meta["run_config"]), model_config=dict(meta["model_config"]),
             position=_checked_position(RunPosition(**meta["position"])), model_state=model_state,
             optimizer_state={"state": state, "param_groups": meta["optimizer"]["param_groups"]},
@@ -109,6 +110,8 @@ def load_checkpoint(path):
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise CheckpointError(f"{path}: the training state in it is incomplete ({type(error).__name__}: "
                               f"{error}); use an earlier checkpoint or start the run again") from None
+    refuse_integer_weights(checkpoint.model_state, path)
+    return checkpoint
 
 
 def load_run_config(path):
