@@ -82,12 +82,14 @@ def model_folder(tmp_path_factory):
     return folder
 
 
-@pytest.mark.parametrize("marker, kept", [(None, None), ("speed layer on", None), ("fine-tuning:", "no epoch had ended"),
+@pytest.mark.parametrize("marker, kept", [(None, None), ("speed layer on", None),
+                                          ("fine-tuning:", "no epoch had ended"),
                                           ("epoch 1:", "the best epoch so far")])
 def test_finetune_stopped_at_several_moments_keeps_its_best_epoch(model_folder, tmp_path, marker, kept):
-    """Ctrl-C while Python loads the package, while finetune reads its model and data, in its first epoch, and after an epoch: exit 130 without a traceback; once
-    an epoch has ended, its model stays saved and loads (predict reads it), and finetune.json says where the
-    run was stopped; the same command with --overwrite then trains again from the start."""
+    """Ctrl-C while Python loads the package, while finetune reads its model and data, in its first epoch,
+    and after an epoch: exit 130 without a traceback; once an epoch has ended, its model stays saved and
+    loads (predict reads it), and finetune.json says where the run was stopped; the same command with
+    --overwrite then trains again from the start."""
     out = tmp_path / "F"
     command = ("finetune", "--task", "sentiment", "--model", model_folder, "--out", out, "--epochs", "40",
                "--threads", "1")

@@ -12,6 +12,7 @@ import argparse
 import errno
 import importlib
 import sys
+import warnings
 
 from minibert.cli.arguments import Parser
 from minibert.errors import MinibertError
@@ -65,6 +66,12 @@ def build_parser():
     return parser
 
 
+def show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one line `warning: ...`: ours say what happened and what to do, and the line of minibert
+    that raised it (Python's default shows it) means nothing to the user."""
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
 def interrupted():
     """Ctrl-C: the command has said what it kept (if anything); exit as a shell expects after SIGINT."""
     print("\ninterrupted", file=sys.stderr)
@@ -78,6 +85,7 @@ def main(argv=None):
         parser.print_help()
         sys.exit(2)
     sys.unraisablehook = resend_dropped_interrupt  # a Ctrl-C inside Numba's compiler is not dropped
+    warnings.showwarning = show_warning
     try:
         status = importlib.import_module(args.module_name).run(args)
     except KeyboardInterrupt:
