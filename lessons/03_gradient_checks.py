@@ -98,5 +98,5 @@ assert ok
 
 # %% [markdown]
 # **Exercise 03** (`python -m minibert.exercises start 03`): write the central difference inside
-# `gradcheck` (`minibert/gradcheck.py`). Its tests check that a correct backward passes, the
+# `gradcheck` (`minibert/gradient_check.py`). Its tests check that a correct backward passes, the
 # factor-of-2 bug is caught, and that the inputs come back bit for bit.

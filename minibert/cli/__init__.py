@@ -12,9 +12,11 @@ import argparse
 import errno
 import importlib
 import sys
+import warnings
 
 from minibert.cli.arguments import Parser
 from minibert.errors import MinibertError
+from minibert.train.interrupt import interrupted_inside_native_code, resend_dropped_interrupt
 
 # command name -> (module, one-line help). Add a line here when you add a command module.
 COMMANDS = {
@@ -64,17 +66,34 @@ def build_parser():
     return parser
 
 
+def show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one line `warning: ...`: ours say what happened and what to do, and the line of minibert
+    that raised it (Python's default shows it) means nothing to the user."""
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
+def interrupted():
+    """Ctrl-C: the command has said what it kept (if anything); exit as a shell expects after SIGINT."""
+    print("\ninterrupted", file=sys.stderr)
+    sys.exit(130)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         sys.exit(2)
+    sys.unraisablehook = resend_dropped_interrupt  # a Ctrl-C inside Numba's compiler is not dropped
+    warnings.showwarning = show_warning
     try:
         status = importlib.import_module(args.module_name).run(args)
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        sys.exit(130)
+        interrupted()
+    except SystemError as error:
+        if args.debug or not interrupted_inside_native_code(error):
+            raise
+        interrupted()
     except (MinibertError, OSError) as error:
         if args.debug:
             raise

@@ -15,6 +15,7 @@ def add_arguments(parser):
 
 
 def run(args):
+    from minibert.cli.terminal import printable
     from minibert.train.sentence_encoder import SentenceEncoder, cosine_similarity, similarity_table
 
     encoder = SentenceEncoder.from_pretrained(args.model)
@@ -24,4 +25,4 @@ def run(args):
     print(f"embeddings: {vectors.shape[0]} texts x {vectors.shape[1]} numbers ({how}; "
           f"texts cut at {encoder.max_length} tokens)")
     print("cosine similarity:")
-    print(similarity_table(args.texts, cosine_similarity(vectors)))
+    print(similarity_table([printable(text) for text in args.texts], cosine_similarity(vectors)))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from minibert.cli.arguments import whole_number
 from minibert.experiments import EXPERIMENTS, load_experiment
+from minibert.train.interrupt import StopRequest
 
 RECOMMENDED_SEEDS = 3
 
@@ -68,7 +69,10 @@ def run(args):
     with RunLock(out, "experiment"):
         print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
               f"{len(arms) * args.seeds} runs, saved in {out}")
-        records = run_experiment(experiment, args.mode, args.seeds, out)
+        # Ctrl-C stops at the next training step, not inside a kernel; the runs already finished stay saved.
+        with StopRequest(lambda message: print(f"\n{message}", file=sys.stderr),
+                         "Ctrl-C: stopping at the next training step (Ctrl-C again to quit now)"):
+            records = run_experiment(experiment, args.mode, args.seeds, out)
         record = results_record(experiment, args.mode, records, command_line(args))
         metrics = experiment.metrics(args.mode)
         print(format_table(summarize_runs(records, arms, metrics), metrics, arms))

@@ -8,6 +8,7 @@ vocab.txt). Several texts can be given; each may hold several [MASK]s.
 """
 
 from minibert.cli.arguments import whole_number
+from minibert.cli.terminal import printable
 
 
 def add_arguments(parser):
@@ -23,4 +24,4 @@ def run(args):
 
     model, tokenizer = load_for_inference(args.model)
     for text in args.texts:
-        print(format_predictions(text, fill_mask(model, tokenizer, text, top_k=args.top_k)))
+        print(format_predictions(printable(text), fill_mask(model, tokenizer, text, top_k=args.top_k)))

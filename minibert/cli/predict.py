@@ -8,6 +8,7 @@
 """
 
 from minibert.cli.arguments import whole_number
+from minibert.cli.terminal import printable
 
 
 def add_arguments(parser):
@@ -35,7 +36,7 @@ def run(args):
             raise ConfigError("this is a question-answering model: pass --question and --context")
         answers = predict.answer(task, model, args.question, args.context)
         for rank, found in enumerate(answers[:args.top], start=1):
-            print(f"{rank}. {found.text}  (p={found.probability:.3f}, score {found.score:.2f}, "
+            print(f"{rank}. {printable(found.text)}  (p={found.probability:.3f}, score {found.score:.2f}, "
                   f"characters {found.char_start}-{found.char_start + len(found.text)})")
         if not answers:
             print("no answer: every likely start or end fell outside the passage")
@@ -49,11 +50,13 @@ def run(args):
             texts = list(zip(texts[::2], texts[1::2], strict=True))
         for text, (label, probabilities) in zip(texts, predict.classify(task, model, texts), strict=True):
             shown = "  ".join(f"{name} {p:.3f}" for name, p in probabilities.items())
-            print(f"{label if isinstance(label, str) else f'{label:.3f}'}\t{shown}\t{text}")
+            text = " / ".join(text) if isinstance(text, tuple) else text
+            print(f"{label if isinstance(label, str) else f'{label:.3f}'}\t{shown}\t{printable(text)}")
     else:
         for text in args.texts:
             words, tags, found = predict.tag(task, model, text)
-            print(" ".join(word if tag_ == "O" else f"{word}/{tag_}" for word, tag_ in zip(words, tags,
-                                                                                          strict=True)))
+            shown = [printable(word) if tag_ == "O" else f"{printable(word)}/{tag_}"
+                     for word, tag_ in zip(words, tags, strict=True)]
+            print(" ".join(shown))
             for entity, kind, start, end in found:
-                print(f"  {kind}\t{entity}\t(characters {start}-{end})")
+                print(f"  {kind}\t{printable(entity)}\t(characters {start}-{end})")

@@ -26,7 +26,7 @@ class MarkerError(ValueError):
 class Exercise:
     id: str
     hint: str
-    path: str  # the file, relative to the package's parent directory (e.g. "minibert/gradcheck.py")
+    path: str  # the file, relative to the package's parent directory (e.g. "minibert/gradient_check.py")
     begin: int  # 0-based line index of the BEGIN marker
     end: int  # 0-based line index of the END marker
     indent: str

@@ -19,6 +19,7 @@ from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
 from minibert.train.evaluate import evaluate
+from minibert.train.interrupt import stop_if_requested
 from minibert.train.run import batch_stream
 from minibert.train.update import train_step
 
@@ -59,6 +60,7 @@ def pretrain_in_memory(config, data_dir, transform=None, steps=None):
     with process_plan(config.threads):
         for _, _, batch in islice(batch_stream(train_batches, 0, 0), steps):
             train_step(model, parameters, optimizer, scheduler, transform(batch) if transform else batch, config)
+            stop_if_requested()  # Ctrl-C inside an experiment: stop between steps, never inside a kernel
     return Pretrained(model.eval(), tokenizer, eval_batches, steps)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from minibert.errors import ConfigError
 from minibert.io.atomic import atomic_write
 from minibert.io.overwrite import free_name
+from minibert.train.interrupt import stop_if_requested
 from minibert.train.progress import ProgressLine, format_duration
 
 MODES = ("quick", "full", "mini")
@@ -183,6 +184,7 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
                       "seconds": seconds, "settings": settings}
             write_record(run_path(out_dir, arm, seed), record)
             records[(arm, seed)] = record
+            stop_if_requested()  # Ctrl-C pressed while this run measured: it is saved, stop before the next
             shown = ", ".join(f"{metric_titles[name]} {value:.1f}" for name, value in metrics.items()
                               if isinstance(value, (int, float)) and name in metric_titles)
             progress.message(f"run {index}/{len(plan)} {arms[arm]}, seed {seed}: {shown} ({seconds:.0f} s)")

@@ -14,6 +14,7 @@ training set's label names (SST-2: negative 0, positive 1, so F1 is that of `pos
 import numpy as np
 
 from minibert import functional as F
+from minibert.data.problems import warn
 from minibert.errors import DataError
 from minibert.finetune.batching import encoder_inputs, run_encoder_batches
 from minibert.finetune.heads import BertForSequenceClassification
@@ -58,14 +59,23 @@ class ClassificationTask:
         """One feature per example: token ids, segment ids and (when labelled) the label's id."""
         if not self.regression and examples[0].label is not None:
             check_labels(examples, self.labels)
-        features = []
+        tokenizer, features, cut = self.tokenizer, [], []
         for example in examples:
-            encoded = self.tokenizer.encode(example.text_a, example.text_b, max_length=self.max_seq_length)
+            ids_a, ids_b = (None if text is None else tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
+                            for text in (example.text_a, example.text_b))
+            length = len(ids_a) + len(ids_b or ()) + (2 if ids_b is None else 3)  # with [CLS] and [SEP]s
+            if length > self.max_seq_length:
+                cut.append((example.source, length))
+            encoded = tokenizer.build_inputs(ids_a, ids_b, max_length=self.max_seq_length)
             label = example.label
             if label is not None and not self.regression:
                 label = self.labels.index(label)
             features.append({"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
                              "label": label})
+        if cut:  # BERT cuts the longer text of the pair from its end (`truncate_longest_first`)
+            verb = "has" if len(cut) == 1 else "have"
+            warn(f"{cut[0][0]}: {len(cut)} of {len(examples)} inputs {verb} more than max_seq_length="
+                 f"{self.max_seq_length} tokens (the first: {cut[0][1]}); their ends were cut and not read")
         return features
 
     def batch(self, features):

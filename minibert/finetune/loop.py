@@ -35,6 +35,7 @@ from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.report import write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
+from minibert.train.interrupt import StopRequest
 from minibert.train.logs import LOG_FILE, RunLog, read_log
 from minibert.train.progress import ProgressLine, format_duration
 from minibert.train.update import TrainingDiverged, checked_update
@@ -147,44 +148,48 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                      + ("" if settings.epochs else f" (at least {MIN_STEPS} steps: `plateau.py`)"))
     shuffle = np.random.default_rng(settings.seed)
     result, best_state, step, first_losses = FineTuneResult({}, 0), None, 0, []
-    for epoch in range(1, epochs + 1):
-        epoch_started, losses = time.perf_counter(), []
-        model.train()
-        for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
-            lr = optimizer.param_groups[0]["lr"]
-            try:
-                losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
-                                         task.batch([train_features[i] for i in indexes])))
-            except TrainingDiverged as error:
-                progress.close()
-                raise TrainingDiverged(f"step {step + 1} (epoch {epoch}): {error}") from None
-            step += 1
-            if step <= 10:
-                first_losses.append(losses[-1])
-            elapsed = time.perf_counter() - started
-            progress.update(f"epoch {epoch}/{epochs}  step {step}/{total_steps}  loss "
-                            f"{np.mean(losses[-20:]):.4f}  lr {lr:.1e}  {step / elapsed:.1f} steps/s  ETA "
-                            f"{format_duration(elapsed / step * (total_steps - step))}")
-            if log is not None and (step % 10 == 0 or step == total_steps):
-                log.write("train", step=step, epoch=epoch, loss=losses[-1], lr=lr, elapsed=elapsed)
-        dev = task.evaluate(model, dev_examples, dev_features, settings.eval_batch_size)
-        entry = {"epoch": epoch, "train_loss": float(np.mean(losses)), "dev": dev,
-                 "seconds": time.perf_counter() - epoch_started}
-        result.history.append(entry)
-        if log is not None:
-            log.write("eval", step=step, **entry)
-            write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, result.history,
-                                  read_log(log.path), epoch)
-        improved = not result.best_metrics or dev[task.main_metric] > result.best_metrics[task.main_metric]
-        progress.message(f"epoch {epoch}: train loss {entry['train_loss']:.4f}  dev "
-                         + "  ".join(f"{name} {value:.4f}" for name, value in dev.items())
-                         + ("  (best so far)" if improved else ""))
-        if improved:
-            result.best_metrics, result.best_epoch = dev, epoch
-            best_state = {name: array.copy() for name, array in model.state_dict().items()}
-            if out_dir is not None:
-                save_finetuned(out_dir, model, task, {**record, "history": result.history,
-                                                      "best_epoch": epoch, "best": dev})
+    with StopRequest(progress.message, "Ctrl-C: stopping after this step; the best epoch so far stays "
+                                       "saved (Ctrl-C again to quit now)") as stop:
+        for epoch in range(1, epochs + 1):
+            epoch_started, losses = time.perf_counter(), []
+            model.train()
+            for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
+                lr = optimizer.param_groups[0]["lr"]
+                try:
+                    losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
+                                             task.batch([train_features[i] for i in indexes])))
+                except TrainingDiverged as error:
+                    progress.close()
+                    raise TrainingDiverged(f"step {step + 1} (epoch {epoch}): {error}") from None
+                step += 1
+                if step <= 10:
+                    first_losses.append(losses[-1])
+                elapsed = time.perf_counter() - started
+                progress.update(f"epoch {epoch}/{epochs}  step {step}/{total_steps}  loss "
+                                f"{np.mean(losses[-20:]):.4f}  lr {lr:.1e}  {step / elapsed:.1f} steps/s  ETA "
+                                f"{format_duration(elapsed / step * (total_steps - step))}")
+                if log is not None and (step % 10 == 0 or step == total_steps):
+                    log.write("train", step=step, epoch=epoch, loss=losses[-1], lr=lr, elapsed=elapsed)
+                if stop.requested:
+                    stop_between_steps(progress, task, out_dir, log, record, result, step, total_steps)
+            dev = task.evaluate(model, dev_examples, dev_features, settings.eval_batch_size)
+            entry = {"epoch": epoch, "train_loss": float(np.mean(losses)), "dev": dev,
+                     "seconds": time.perf_counter() - epoch_started}
+            result.history.append(entry)
+            if log is not None:
+                log.write("eval", step=step, **entry)
+                write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, result.history,
+                                      read_log(log.path), epoch)
+            improved = not result.best_metrics or dev[task.main_metric] > result.best_metrics[task.main_metric]
+            progress.message(f"epoch {epoch}: train loss {entry['train_loss']:.4f}  dev "
+                             + "  ".join(f"{name} {value:.4f}" for name, value in dev.items())
+                             + ("  (best so far)" if improved else ""))
+            if improved:
+                result.best_metrics, result.best_epoch = dev, epoch
+                best_state = {name: array.copy() for name, array in model.state_dict().items()}
+                if out_dir is not None:
+                    save_finetuned(out_dir, model, task, {**record, "history": result.history,
+                                                          "best_epoch": epoch, "best": dev})
     result.warning = plateau_warning(task, dev_examples, result, learning_rate, first_losses)
     if result.warning:
         progress.message(result.warning)
@@ -199,6 +204,26 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
         write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, result.history,
                               read_log(log.path), result.best_epoch)
     return result
+
+
+def stop_between_steps(progress, task, out_dir, log, record, result, step, total_steps):
+    """Ctrl-C, read between two steps: the best epoch's model saved so far stays as it is, its record says the
+    run was stopped and where, and KeyboardInterrupt ends the run (the caller says what else is kept)."""
+    if not result.best_epoch:
+        kept = "no epoch had ended, so no model was saved"
+    else:
+        kept = (f"the best epoch so far ({result.best_epoch}: {task.main_metric} "
+                f"{result.best_metrics[task.main_metric]:.4f}) is saved" + (f" in {out_dir}" if out_dir else ""))
+    if out_dir is not None:
+        if result.best_epoch:
+            write_record(out_dir, task, {**record, "history": result.history, "best_epoch": result.best_epoch,
+                                         "best": result.best_metrics,
+                                         "stopped": f"Ctrl-C after step {step} of {total_steps}"})
+        log.write("end", step=step, stopped="interrupted")
+        kept += "; to train again from the start, run the same command with --overwrite"
+    progress.message(f"stopped after step {step} of {total_steps}: {kept}")
+    progress.close()
+    raise KeyboardInterrupt
 
 
 def recipe_optimizer(model, learning_rate, settings, total_steps):
