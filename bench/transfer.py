@@ -63,6 +63,11 @@ def main():
     parser.add_argument("--lr", type=float, default=None, help="fine-tuning learning rate (default: the command's)")
     parser.add_argument("--epochs", type=int, default=None,
                         help="fine-tuning epochs (default: the command's: 3, more for a small set)")
+    parser.add_argument("--layer-decay", type=float, default=1.0,
+                        help="the pretrained start's layer-wise learning-rate decay (1: none, as BERT)")
+    parser.add_argument("--head-lr", type=float, default=None,
+                        help="the pretrained start's learning rate for the pooler and head (default: --lr)")
+    parser.add_argument("--reinit-pooler", action="store_true", help="the pretrained start's pooler drawn afresh")
     parser.add_argument("--starts", default="pretrained,random",
                         help="which starts to fine-tune from (default both: pretrained,random)")
     parser.add_argument("--task-dir", default=None, help="where train.tsv and dev.tsv go (default: a temp dir)")
@@ -93,7 +98,11 @@ def main():
 def accuracy(args, train, dev, start, seed):
     """Dev accuracy (%) of the best epoch, as the finetune command reports it; one line as it ends (a
     fine-tuning of `mini` takes minutes on a slow machine, and the table waits for all of them)."""
-    settings = FineTuneConfig(learning_rate=args.lr, epochs=args.epochs, seed=seed)
+    # The recipe's options are the pretrained start's: random weights have no layers worth keeping, so they
+    # always get the command's recipe, the baseline every recipe is measured against.
+    recipe = ({} if start == "random" else
+              {"layer_decay": args.layer_decay, "head_lr": args.head_lr, "reinit_pooler": args.reinit_pooler})
+    settings = FineTuneConfig(learning_rate=args.lr, epochs=args.epochs, seed=seed, **recipe)
     started = time.perf_counter()
     _, _, result = run_finetuning("glue-tsv", args.model, train=train, dev=dev, settings=settings,
                                   random_init=start == "random", stream=io.StringIO(), log=None)

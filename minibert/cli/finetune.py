@@ -47,6 +47,14 @@ def add_arguments(parser):
                         help="qa/squad: window step in tokens (128, or half a shortened window)")
     parser.add_argument("--regression", action="store_true",
                         help="glue-tsv: the label is a number (STS-B): one output, squared-error loss")
+    parser.add_argument("--layer-decay", type=real_number("the layer-wise decay", 0, 1, high_included=True,
+                                                          example=0.8),
+                        default=1.0, help="each encoder layer's learning rate is this times the one above's "
+                                          "(1: one rate for all, as BERT)")
+    parser.add_argument("--head-lr", type=real_number("the head's learning rate", 0, 1, example="1e-3"),
+                        default=None, help="learning rate of the pooler and the new head (default: --lr)")
+    parser.add_argument("--reinit-pooler", action="store_true",
+                        help="draw the pooler afresh instead of keeping the one pretraining shaped for NSP")
     parser.add_argument("--random-init", action="store_true",
                         help="start from random weights of the model's config and vocabulary, to measure "
                              "what pretraining is worth")
@@ -78,7 +86,8 @@ def run(args):
         print("speed layer on: fused layers and the threads plan (minibert/fast; --plain: off)")
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                               warmup_proportion=args.warmup, seed=args.seed, threads=args.threads,
-                              plain=args.plain)
+                              plain=args.plain, layer_decay=args.layer_decay, head_lr=args.head_lr,
+                              reinit_pooler=args.reinit_pooler)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
                                      args.random_init, options, overwrite=args.overwrite)
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())

@@ -24,6 +24,7 @@ from minibert.io.checkpoint import stored_dtype
 from minibert.model import BertModel
 from minibert.model.savable import SavableModel
 from minibert.nn import Dropout, Linear
+from minibert.nn.layers import normal_init
 
 IGNORE_INDEX = -100  # label of a position that has no loss: padding, [CLS], [SEP], a word's later pieces
 
@@ -44,6 +45,13 @@ class FineTuningModel(SavableModel):
         self.num_labels = num_labels or len(config.extra.get("id2label") or ()) or 2
         self.rng = np.random.default_rng(seed)  # one generator for init and dropout, as in BertForPreTraining
         self.bert = BertModel(config, rng=self.rng)
+
+    def reinitialize_pooler(self):
+        """Draw the pooler afresh (N(0, 0.02), bias 0), as Zhang et al. (2021, "Revisiting Few-sample BERT
+        Fine-tuning", §5.2) do: pretraining shaped it for NSP, a question the task does not ask."""
+        dense = self.bert.pooler.dense
+        dense.weight.data[...] = normal_init(self.rng, dense.weight.shape, self.config.initializer_range)
+        dense.bias.data[...] = 0
 
     @property
     def labels(self):

@@ -52,6 +52,10 @@ class FineTuneConfig:
     eval_batch_size: int = 64
     threads: int | None = None  # cores for matmuls and kernels (None: all), as in pretraining (fast/process.py)
     plain: bool = False  # True: the core's plain layers alone, without the speed layer (minibert/fast)
+    # The recipe for small pretrained models (docs/finetuning_recipe.md measures each):
+    layer_decay: float = 1.0  # lr of encoder layer l is lr·decay^(L+1-l) (optim/layer_decay.py); 1: BERT's
+    head_lr: float | None = None  # lr of the pooler and the head (None: the same as the encoder's top)
+    reinit_pooler: bool = False  # draw the pooler afresh: it was trained for NSP, not for this task
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):
@@ -66,6 +70,11 @@ class FineTuneConfig:
             raise ConfigError(f"threads={self.threads!r} must be a whole number >= 1 (or None: every core)")
         if self.learning_rate is not None and not self.learning_rate > 0:
             raise ConfigError(f"learning_rate={self.learning_rate} must be > 0 (BERT: 2e-5 to 5e-5)")
+        if not 0 < self.layer_decay <= 1:
+            raise ConfigError(f"layer_decay={self.layer_decay} must be in (0, 1]: 1 gives every layer the same "
+                              "rate, 0.8 gives each layer 0.8 of the rate of the one above")
+        if self.head_lr is not None and not self.head_lr > 0:
+            raise ConfigError(f"head_lr={self.head_lr} must be > 0, or None for the encoder's rate")
 
 
 def default_learning_rate(config):
@@ -110,6 +119,8 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
     log go (nothing is written when None). record: extra facts for finetune.json (task name, source).
     """
     settings = settings or FineTuneConfig()
+    if settings.reinit_pooler:
+        model.reinitialize_pooler()
     if settings.plain:
         return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
     accelerate(model)  # fused layers: the same numbers in fewer passes over memory (minibert/fast)
@@ -154,7 +165,7 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
             epoch_started, losses = time.perf_counter(), []
             model.train()
             for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
-                lr = optimizer.param_groups[0]["lr"]
+                lr = max(group["lr"] for group in optimizer.param_groups)  # the top's, with layer_decay
                 try:
                     losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
                                              task.batch([train_features[i] for i in indexes])))
@@ -227,8 +238,11 @@ def stop_between_steps(progress, task, out_dir, log, record, result, step, total
 
 
 def recipe_optimizer(model, learning_rate, settings, total_steps):
-    """(optimizer, scheduler) of the recipe: AdamW with BERT's settings, linear warmup then linear decay."""
-    optimizer = bert_optimizer(model.named_parameters(), learning_rate, rule="adamw")
+    """(optimizer, scheduler) of the recipe: AdamW with BERT's settings, each layer's rate by depth (1: one
+    rate for all, as BERT), linear warmup then linear decay."""
+    optimizer = bert_optimizer(model.named_parameters(), learning_rate, rule="adamw",
+                               by_depth={"num_layers": model.config.num_hidden_layers,
+                                         "decay": settings.layer_decay, "head_lr": settings.head_lr})
     scheduler = LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=total_steps,
                                                warmup_steps=round(settings.warmup_proportion * total_steps)))
     return optimizer, scheduler

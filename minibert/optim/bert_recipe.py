@@ -14,6 +14,7 @@ or, the same thing: `optimizer = bert_optimizer(model.named_parameters(), lr=1e-
 
 from minibert.errors import ConfigError
 from minibert.optim.adam import BERT_DEFAULTS, Adam, AdamW, BertAdam
+from minibert.optim.layer_decay import layer_decay_groups
 
 # Substrings of a parameter name that switch weight decay off (Google's list; HF names match it too:
 # `bert.encoder.layer.0.attention.output.LayerNorm.weight`, `...dense.bias`, `cls.predictions.bias`).
@@ -40,13 +41,16 @@ def bert_param_groups(named_parameters, weight_decay=BERT_DEFAULTS["weight_decay
 
 
 def bert_optimizer(named_parameters, lr, rule="bert_adam", weight_decay=BERT_DEFAULTS["weight_decay"],
-                   betas=BERT_DEFAULTS["betas"], eps=BERT_DEFAULTS["eps"]):
+                   betas=BERT_DEFAULTS["betas"], eps=BERT_DEFAULTS["eps"], by_depth=None):
     """An optimizer with BERT's weight-decay exclusions and, unless told otherwise, BERT's defaults
     (`BERT_DEFAULTS`): the one builder that pretraining, fine-tuning and the lessons use.
 
     `rule` picks the update: "bert_adam" (Google's, no bias correction), "adamw" or "adam".
+    `by_depth`: fine-tuning's rate per layer, {"num_layers", "decay", "head_lr"} (`layer_decay.py`).
     """
     if rule not in RULES:
         raise ConfigError(f"rule={rule!r} is not an optimizer; choose one of {sorted(RULES)}")
     groups = bert_param_groups(named_parameters, weight_decay)
+    if by_depth is not None:
+        groups = layer_decay_groups(groups, lr=lr, **by_depth)
     return RULES[rule](groups, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
