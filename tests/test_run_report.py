@@ -5,6 +5,7 @@ and that a failed rewrite leaves the previous page whole. tests/test_pages_in_br
 import io
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,3 +118,15 @@ def test_the_fine_tuning_report_counts_every_dev_example_once(tmp_path):
     assert len(report["mistakes"]) == 8 - np.trace(counts)
     assert all(mistake["label"] != mistake["predicted"] for mistake in report["mistakes"])
     assert [entry["epoch"] for entry in report["epochs"]] == [1, 2] and report["run"]["finished"]
+
+
+def test_the_report_names_the_latest_plan_of_steps():
+    """A run timed by the clock plans its steps again as it goes (step_plan.py): the page's "step N of M"
+    takes M from the latest record that states it, not from the first plan."""
+    records = [{"kind": "start", "step": 0, "total_steps": 1137, "time": "2026-12-04T05:24:00Z", "command": "c"},
+               {"kind": "train", "step": 100, "total_steps": 1137},
+               {"kind": "train", "step": 1200, "total_steps": 1232},
+               {"kind": "end", "step": 1201, "total_steps": 1232, "stopped": "time limit",
+                "time": "2026-12-04T05:39:00Z"}]
+    assert run_report.pretrain_report_data(Path("run"), records)["run"]["total_steps"] == 1232
+    assert run_report.pretrain_report_data(Path("run"), records[:2])["run"]["total_steps"] == 1137

@@ -145,7 +145,8 @@ def train_record(run, window):
                 mlm_accuracy=ratio(sum(r.mlm_right for r in window), sum(r.mlm_total for r in window)),
                 nsp_accuracy=nsp_accuracy(window), lr=window[-1].lr, grad_norm=window[-1].grad_norm,
                 seq_length=window[-1].seq_length, tokens_per_second=tokens / sum(r.seconds for r in window),
-                elapsed=position.elapsed_seconds, losses=[r.loss for r in window])
+                elapsed=position.elapsed_seconds, losses=[r.loss for r in window],
+                total_steps=position.total_steps)  # the plan as it stands: the clock may have moved it
 
 
 def nsp_loss_of(results):

@@ -115,7 +115,8 @@ class Run:
         """The end of a session (its last step saved and evaluated): the curves, what to type to go on, and
         how the model fills masks in held-out text. Returns the `RunResult`."""
         position = self.position
-        self.log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds)
+        self.log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds,
+                       total_steps=position.total_steps)
         records = read_log(self.log.path)
         write_pretrain_report(self.out_dir, records)
         curves = draw_curves(records, self.out_dir)

@@ -82,7 +82,9 @@ def pretrain_report_data(run_dir, records):
         "kind": "pretrain",
         "title": f"pretraining: {run_dir.name}",
         "run": {**run_summary(run_dir, records), "parameters": first.get("parameters"),
-                "total_steps": (sessions[-1] if sessions else {}).get("total_steps")},
+                # the latest plan: a run timed by the clock plans its steps again as it goes
+                "total_steps": next((record["total_steps"] for record in reversed(records)
+                                     if record.get("total_steps") is not None), None)},
         "config": first.get("config", {}),
         "model": first.get("model", {}),
         "train": [_pick(record, TRAIN_FIELDS) for record in records if record["kind"] == "train"],
