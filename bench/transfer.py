@@ -68,6 +68,8 @@ def main():
     parser.add_argument("--head-lr", type=float, default=None,
                         help="the pretrained start's learning rate for the pooler and head (default: --lr)")
     parser.add_argument("--reinit-pooler", action="store_true", help="the pretrained start's pooler drawn afresh")
+    parser.add_argument("--pooling", choices=("cls", "mean"), default="cls",
+                        help="the pretrained start's classifier input: the pooler's [CLS] (BERT) or the mean")
     parser.add_argument("--starts", default="pretrained,random",
                         help="which starts to fine-tune from (default both: pretrained,random)")
     parser.add_argument("--task-dir", default=None, help="where train.tsv and dev.tsv go (default: a temp dir)")
@@ -101,7 +103,8 @@ def accuracy(args, train, dev, start, seed):
     # The recipe's options are the pretrained start's: random weights have no layers worth keeping, so they
     # always get the command's recipe, the baseline every recipe is measured against.
     recipe = ({} if start == "random" else
-              {"layer_decay": args.layer_decay, "head_lr": args.head_lr, "reinit_pooler": args.reinit_pooler})
+              {"layer_decay": args.layer_decay, "head_lr": args.head_lr, "reinit_pooler": args.reinit_pooler,
+               "pooling": args.pooling})
     settings = FineTuneConfig(learning_rate=args.lr, epochs=args.epochs, seed=seed, **recipe)
     started = time.perf_counter()
     _, _, result = run_finetuning("glue-tsv", args.model, train=train, dev=dev, settings=settings,

@@ -44,6 +44,9 @@ def log_softmax(x):
 HEADS = {
     "classification": (lambda c: BertForSequenceClassification(c, num_labels=3),
                        lambda model, out: model.loss(out, np.array([2, 0, 1]))),
+    "classification, mean pooling": (
+        lambda c: BertForSequenceClassification(BertConfig.from_dict({**c.to_dict(), "classifier_pooling": "mean"}), 3),
+        lambda model, out: model.loss(out, np.array([2, 0, 1]))),
     "regression": (lambda c: BertForSequenceClassification(c, num_labels=1),
                    lambda model, out: model.loss(out, np.array([0.5, -1.0, 2.0]))),
     "question_answering": (lambda c: BertForQuestionAnswering(c),
@@ -71,6 +74,20 @@ def test_head_gradcheck(backend, head):
         return task_loss(model, model(ids, types, mask))
 
     assert gradcheck(loss, *params, names=names, max_entries=20)
+
+
+def test_mean_pooling_averages_the_real_tokens_only():
+    """With classifier_pooling "mean", the logits are the classifier of the mean of the real tokens' final
+    vectors (eval mode): padding changes nothing, and the pooler is not read."""
+    config = BertConfig.from_dict({**tiny_config().to_dict(), "classifier_pooling": "mean"})
+    model = randomize(BertForSequenceClassification(config, num_labels=3)).eval()
+    ids, types, mask = padded_batch()
+    sequence = model.bert(ids, types, mask).sequence_output.data
+    expected = np.stack([sequence[row, :length].mean(axis=0) for row, length in enumerate(mask.sum(axis=1))])
+    expected = expected @ model.classifier.weight.data.T + model.classifier.bias.data
+    np.testing.assert_allclose(model(ids, types, mask).data, expected, rtol=1e-5, atol=1e-6)
+    model.bert.pooler.dense.weight.data[...] = 0  # not read
+    np.testing.assert_allclose(model(ids, types, mask).data, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_classification_and_regression_losses_by_formula():

@@ -10,6 +10,8 @@ from minibert.finetune.heads import BertForSequenceClassification
 from minibert.finetune.loop import recipe_optimizer
 from minibert.model import BertConfig
 from minibert.optim.layer_decay import depth
+from minibert.tokenizer import BertTokenizer
+from minibert.tokenizer.vocab import SPECIAL_TOKENS
 
 
 def classifier(layers=3):
@@ -93,3 +95,18 @@ def test_reinitialize_pooler_draws_the_pooler_alone():
 def test_bad_recipe_settings_are_named(bad):
     with pytest.raises(ConfigError, match=next(iter(bad))):
         FineTuneConfig(**bad)
+
+
+def test_mean_pooling_travels_with_the_saved_model(tmp_path):
+    """fine_tune writes the pooling into the config, so a saved and reloaded classifier (predict's path)
+    pools the same way and gives the same logits."""
+    model = classifier(layers=1)
+    model.config.extra["classifier_pooling"] = "mean"
+    model.save_pretrained(tmp_path)
+    BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *"abcdefg"]).save_pretrained(tmp_path)
+    again = BertForSequenceClassification.from_pretrained(tmp_path, num_labels=3, verbose=False)
+    assert again.config.extra["classifier_pooling"] == "mean"
+    inputs = (np.array([[2, 5, 6, 3, 0]]), np.zeros((1, 5), dtype=np.int64), np.array([[1, 1, 1, 1, 0]]))
+    np.testing.assert_allclose(again.eval()(*inputs).data, model.eval()(*inputs).data, rtol=1e-6)
+    with pytest.raises(ConfigError, match="pooling"):
+        FineTuneConfig(pooling="max")

@@ -55,6 +55,8 @@ def add_arguments(parser):
                         default=None, help="learning rate of the pooler and the new head (default: --lr)")
     parser.add_argument("--reinit-pooler", action="store_true",
                         help="draw the pooler afresh instead of keeping the one pretraining shaped for NSP")
+    parser.add_argument("--pooling", choices=("cls", "mean"), default="cls",
+                        help="classification: read the pooler's [CLS] (BERT's) or the mean of the tokens")
     parser.add_argument("--random-init", action="store_true",
                         help="start from random weights of the model's config and vocabulary, to measure "
                              "what pretraining is worth")
@@ -87,7 +89,7 @@ def run(args):
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                               warmup_proportion=args.warmup, seed=args.seed, threads=args.threads,
                               plain=args.plain, layer_decay=args.layer_decay, head_lr=args.head_lr,
-                              reinit_pooler=args.reinit_pooler)
+                              reinit_pooler=args.reinit_pooler, pooling=args.pooling)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
                                      args.random_init, options, overwrite=args.overwrite)
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())

@@ -130,7 +130,12 @@ class FineTuningModel(SavableModel):
 class BertForSequenceClassification(FineTuningModel):
     """logits = Linear(Dropout(pooled [CLS])): one score per label (Google run_classifier.py
     `create_model`). With num_labels=1 the single output is a number and the loss is the squared error
-    (STS-B's similarity score)."""
+    (STS-B's similarity score).
+
+    `config.extra["classifier_pooling"] = "mean"` reads the mean of the real tokens' final vectors instead
+    of the pooler's [CLS] (Sentence-BERT's pooling, Reimers and Gurevych 2019): the pooler was trained for
+    NSP only. HuggingFace's class has no such setting: it would read such a model's [CLS].
+    """
 
     head_name = "classifier"
 
@@ -141,7 +146,13 @@ class BertForSequenceClassification(FineTuningModel):
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None):
         """Returns the logits (B, C)."""
-        pooled = self.bert(input_ids, token_type_ids, attention_mask).pooled_output  # (B, H)
+        output = self.bert(input_ids, token_type_ids, attention_mask)
+        if self.config.extra.get("classifier_pooling", "cls") == "mean":
+            real = np.ones(np.shape(input_ids)) if attention_mask is None else np.asarray(attention_mask)
+            real = real.astype(output.sequence_output.dtype)[:, :, None]  # (B, S, 1): 1 on real tokens
+            pooled = (output.sequence_output * real).sum(axis=1) / real.sum(axis=1)  # (B, S, H) -> (B, H)
+        else:
+            pooled = output.pooled_output  # (B, H)
         return self.classifier(self.dropout(pooled))  # (B, H) -> (B, C)
 
     def loss(self, logits, labels):

@@ -56,6 +56,7 @@ class FineTuneConfig:
     layer_decay: float = 1.0  # lr of encoder layer l is lr·decay^(L+1-l) (optim/layer_decay.py); 1: BERT's
     head_lr: float | None = None  # lr of the pooler and the head (None: the same as the encoder's top)
     reinit_pooler: bool = False  # draw the pooler afresh: it was trained for NSP, not for this task
+    pooling: str = "cls"  # classification: "cls" (the pooler, BERT's) or "mean" of the real tokens (heads.py)
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):
@@ -73,6 +74,8 @@ class FineTuneConfig:
         if not 0 < self.layer_decay <= 1:
             raise ConfigError(f"layer_decay={self.layer_decay} must be in (0, 1]: 1 gives every layer the same "
                               "rate, 0.8 gives each layer 0.8 of the rate of the one above")
+        if self.pooling not in ("cls", "mean"):
+            raise ConfigError(f"pooling={self.pooling!r}: choose 'cls' (BERT's pooler) or 'mean'")
         if self.head_lr is not None and not self.head_lr > 0:
             raise ConfigError(f"head_lr={self.head_lr} must be > 0, or None for the encoder's rate")
 
@@ -121,6 +124,8 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
     settings = settings or FineTuneConfig()
     if settings.reinit_pooler:
         model.reinitialize_pooler()
+    if settings.pooling != "cls":  # saved in config.json, so that predict pools the same way
+        model.config.extra["classifier_pooling"] = settings.pooling
     if settings.plain:
         return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
     accelerate(model)  # fused layers: the same numbers in fewer passes over memory (minibert/fast)
