@@ -108,7 +108,16 @@ def test_finetune_stopped_at_several_moments_keeps_its_best_epoch(model_folder, 
     assert again.returncode == 0 and "best dev epoch 1" in again.stdout, again.stderr
 
 
-def test_a_nested_block_shares_the_outer_request():
+@pytest.fixture
+def python_s_ctrl_c():
+    """Python's own SIGINT handler for the test, whatever this process inherited: a test runner started as a
+    background job of a shell inherits SIGINT ignored, and Python then leaves it ignored."""
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, inherited)
+
+
+def test_a_nested_block_shares_the_outer_request(python_s_ctrl_c):
     """An inner loop's StopRequest (a fine-tuning inside an experiment) reads the outer one's Ctrl-C, and
     stop_if_requested raises only once Ctrl-C was pressed."""
     messages = []
@@ -148,7 +157,7 @@ def test_ctrl_c_inside_a_kernel_is_reported_as_an_interruption(monkeypatch, caps
         main(["vocab", "--corpus", "corpus.txt", "--out", "v.txt"])
 
 
-def test_a_ctrl_c_dropped_inside_a_callback_is_sent_again():
+def test_a_ctrl_c_dropped_inside_a_callback_is_sent_again(python_s_ctrl_c):
     """Python drops a KeyboardInterrupt raised inside a ctypes callback (Numba's compiler) after printing it;
     the command line's hook sends SIGINT again, so the interruption still happens; other unraisable errors
     are printed as Python prints them."""
