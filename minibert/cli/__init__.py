@@ -78,9 +78,14 @@ def interrupted():
     sys.exit(130)
 
 
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def main(argv=None, parser=None):
+    """Run the command in `argv` (sys.argv when None); `parser` is build_parser()'s, when the caller has built
+    it already (`python -m minibert` does, with Ctrl-C held back while the modules load)."""
+    try:
+        parser = parser or build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        interrupted()
     if args.command is None:
         parser.print_help()
         sys.exit(2)
