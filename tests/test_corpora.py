@@ -4,6 +4,7 @@ import json
 import math
 import random
 import re
+import types
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from minibert.data.corpora import (
     split_sentences,
 )
 from minibert.data.corpora.docstring_text import docstring_sentences, unwrap_inline_markup
+from minibert.data.corpora.pydocs import module_documents
 from minibert.data.corpora.synthetic import corpus_documents, synthetic_story
 from minibert.data.corpora.synthetic_grammar import Word, render, right_context_sentence
 from minibert.errors import DataError
@@ -177,6 +179,24 @@ def test_build_pydocs_is_deterministic(tmp_path):
     first = build_pydocs(tmp_path / "a", progress=quiet, modules=["json", "json.*"], include_topics=False)
     second = build_pydocs(tmp_path / "b", progress=quiet, modules=["json", "json.*"], include_topics=False)
     assert first.read_bytes() == second.read_bytes()
+
+
+def test_objects_of_skipped_packages_are_left_out_where_re_exported():
+    """pandas.errors re-exports the InvalidVersion of pandas.util.version, a copy of the `packaging` library
+    that the package-topics task asks about: no corpus may hold its docstring, wherever it is exposed."""
+
+    class InvalidVersion(ValueError):
+        """An invalid version was found, users should refer to PEP 440. It is copied from packaging."""
+
+    class Kept:
+        """A class defined in the module is kept. Its docstring has two sentences."""
+
+    InvalidVersion.__module__, Kept.__module__ = "pandas.util.version", "fake_api"
+    api = types.ModuleType("fake_api", "The fake module re-exports two classes. It has two sentences.")
+    api.InvalidVersion, api.Kept = InvalidVersion, Kept
+    sentences = [sentence for _, document in module_documents({"fake_api": api}) for sentence in document]
+    assert "A class defined in the module is kept." in sentences
+    assert not any("PEP 440" in sentence for sentence in sentences)
 
 
 # ---------------------------------------------------------------- corpus format and user files

@@ -50,8 +50,9 @@ STDLIB_SKIPPED = {
 # Dotted-name parts that mark modules never imported, anywhere in a package.
 SKIPPED_PARTS = frozenset({"test", "tests", "testing", "idle_test", "conftest", "__main__"})
 # Subpackages never walked: numpy.core is a deprecated alias of numpy._core, f2py and distutils are build
-# tools, numba.cuda needs a GPU toolkit.
-SKIPPED_PACKAGES = ("numpy.core", "numpy.f2py", "numpy.distutils", "numba.cuda")
+# tools, numba.cuda needs a GPU toolkit. pandas.util.version (read by pydocs-large) is a copy of the
+# `packaging` library's version module, which the package-topics task asks about, so no corpus may hold it.
+SKIPPED_PACKAGES = ("numpy.core", "numpy.f2py", "numpy.distutils", "numba.cuda", "pandas.util.version")
 
 # The packages of requirements.txt and the modules walked in each ("name.*" walks all submodules).
 # pytest's documented code lives in its private package `_pytest`; pytest itself only re-exports it.
@@ -71,11 +72,11 @@ OWN_DOCUMENT_SENTENCES = 8
 _KEPT_DUNDERS = frozenset({"__init__", "__call__"})
 
 
-def default_modules():
-    """The module patterns of the full build: the whole standard library, then the packages."""
+def default_modules(packages=PACKAGE_MODULES):
+    """The module patterns of the full build: the whole standard library, then the `packages`."""
     stdlib = [f"{name}{suffix}" for name in sorted(sys.stdlib_module_names)
               if not name.startswith("_") and name not in STDLIB_SKIPPED for suffix in ("", ".*")]
-    return stdlib + [pattern for patterns in PACKAGE_MODULES.values() for pattern in patterns]
+    return stdlib + [pattern for patterns in packages.values() for pattern in patterns]
 
 
 def _is_skipped(submodule):
@@ -152,12 +153,14 @@ def _owned_objects(modules):
     """{module name: [(attribute name, object)]}: each documented object listed once, under its home.
 
     An object re-exported by several modules belongs to the module its `__module__` names when we walked
-    that module, else to the first module (in sorted order) that exposes it.
+    that module, else to the first module (in sorted order) that exposes it. One defined in a package never
+    walked (SKIPPED_PACKAGES) is left out wherever it is re-exported.
     """
     found = {}  # id(object) -> [object, attribute name, module names]
     for module_name, module in modules.items():
         for attribute, obj in _public_members(vars(module)):
-            if own_docstring(obj) is not None:
+            home = getattr(obj, "__module__", None)
+            if own_docstring(obj) is not None and not (isinstance(home, str) and home.startswith(SKIPPED_PACKAGES)):
                 found.setdefault(id(obj), [obj, attribute, []])[2].append(module_name)
     owned = {name: [] for name in modules}
     for obj, attribute, module_names in found.values():
@@ -207,28 +210,31 @@ def topic_documents():
         yield f"pydoc_data.topics.{name}", docstring_sentences(topics[name])
 
 
-def build_pydocs(out_dir, progress=print, modules=None, include_topics=True):
+def build_pydocs(out_dir, progress=print, modules=None, include_topics=True, packages=PACKAGE_MODULES,
+                 name="pydocs", details=None):
     """Build the pydocs corpus in `out_dir` (corpus.txt and versions.json); return the corpus path.
 
     `modules` (patterns like "json" or "email.*") restricts the build, for tests; None means the full
-    build: the standard library and the packages of PACKAGE_MODULES.
+    build: the standard library and the `packages` ({distribution: module patterns}). `pydocs_large.py`
+    passes more packages, its own corpus name, and `details` to add to versions.json.
     """
     started = time.perf_counter()
-    patterns = default_modules() if modules is None else list(modules)
+    patterns = default_modules(packages) if modules is None else list(modules)
     imported, failed = import_modules(patterns)
-    progress(f"pydocs: imported {len(imported)} modules ({len(failed)} cannot be imported here)")
+    progress(f"{name}: imported {len(imported)} modules ({len(failed)} cannot be imported here)")
     documents = dict(module_documents(imported))
     if include_topics:
         documents.update(topic_documents())
     # A document of one sentence can never give an IsNext pair, so it is left out.
-    kept = {name: sentences for name, sentences in documents.items() if len(sentences) >= 2}
-    details = {
-        "packages": package_versions(PACKAGE_MODULES),
+    kept = {document: sentences for document, sentences in documents.items() if len(sentences) >= 2}
+    record = {
+        "packages": package_versions(packages),
         "modules_imported": len(imported),
         "modules_not_importable": failed,
         "include_topics": include_topics,
         "module_patterns": None if modules is None else sorted(patterns),
+        **(details or {}),
     }
-    path = write_corpus(Path(out_dir), "pydocs", (kept[name] for name in sorted(kept)), details, progress)
-    progress(f"pydocs: done in {time.perf_counter() - started:.1f} s")
+    path = write_corpus(Path(out_dir), name, (kept[document] for document in sorted(kept)), record, progress)
+    progress(f"{name}: done in {time.perf_counter() - started:.1f} s")
     return path
