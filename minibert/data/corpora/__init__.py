@@ -4,6 +4,8 @@
 per line, a blank line between documents), ready for the vocabulary trainer and for instance creation:
 
 - `"pydocs"`: English prose from the docstrings of the Python running the build (`pydocs.py`);
+- `"pydocs-large"`: pydocs plus the docstrings of sympy, mpmath, scipy, pandas and matplotlib, which it
+  installs at pinned versions into its own folder (`pydocs_large.py`; pip needs the package index once);
 - `"synthetic"`: bilingual stories from a grammar, with the right-context probe and the fine-tuning
   sets (`synthetic.py`); or a path to your own file, described below.
 """
@@ -26,6 +28,7 @@ from minibert.data.corpora.corpus_file import (
     write_corpus_reference,
 )
 from minibert.data.corpora.pydocs import build_pydocs
+from minibert.data.corpora.pydocs_large import build_pydocs_large
 from minibert.data.corpora.sentences import split_sentences
 from minibert.data.corpora.synthetic import build_synthetic
 from minibert.data.corpora.synthetic_grammar import SYNTHETIC_RIGHT_CONTEXT
@@ -34,12 +37,13 @@ from minibert.errors import DataError
 # name -> (builder, one-line description)
 CORPORA = {
     "pydocs": (build_pydocs, "English docstrings: standard library, numpy, numba, regex, pytest, hypothesis"),
+    "pydocs-large": (build_pydocs_large, "pydocs and the docstrings of sympy, mpmath, scipy, pandas, matplotlib"),
     "synthetic": (build_synthetic, "bilingual stories with right-context words, probe, fine-tuning sets"),
 }
 
 __all__ = [
     "CORPORA", "CORPUS_FILE", "SYNTHETIC_RIGHT_CONTEXT", "VERSIONS_FILE", "build_corpus", "build_pydocs",
-    "build_synthetic", "check_corpus_file", "iter_documents", "split_sentences",
+    "build_pydocs_large", "build_synthetic", "check_corpus_file", "iter_documents", "split_sentences",
 ]
 
 

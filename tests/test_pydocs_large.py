@@ -1,0 +1,91 @@
+"""Tests for minibert.data.corpora.pydocs_large: the packages folder, the child Python, pip's failures.
+
+No test calls pip or reads the real packages: a small package written into the packages folder stands in
+for them, so the suite needs no network.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from minibert.data.corpora import build_corpus, iter_documents, pydocs_large
+from minibert.errors import DataError
+
+
+def quiet(*args, **kwargs):
+    pass
+
+
+def write_small_package(folder, progress):
+    """An installer for the tests: a package `minibert_fake_docs` with a subpackage and a test suite."""
+    package = folder / "minibert_fake_docs"
+    (package / "tests").mkdir(parents=True)
+    # The package's docstring says which matplotlib backend its importer ran with.
+    (package / "__init__.py").write_text(
+        'import os\n__doc__ = ("The fake package documents nothing of use. "\n'
+        '           "The matplotlib backend here is " + os.environ.get("MPLBACKEND", "unset") + ".")\n')
+    (package / "geometry.py").write_text(
+        '"""The geometry module measures imaginary shapes.\n\nEach shape has an area and a perimeter."""\n')
+    (package / "tests" / "__init__.py").write_text(
+        '"""This test suite must never be read.\n\nIts sentences are not documentation."""\n')
+
+
+def test_build_reads_the_packages_folder_in_a_child_python(tmp_path):
+    """The packages folder's modules are read (not their tests), beside pydocs' own modules, by a child
+    Python running with matplotlib's Agg backend; the caller never imports them."""
+    path = build_corpus("pydocs-large", tmp_path, progress=quiet, install=write_small_package,
+                        modules=["minibert_fake_docs", "minibert_fake_docs.*", "json"], include_topics=False)
+    sentences = {sentence for _, document in iter_documents(path) for sentence in document}
+    assert {"The fake package documents nothing of use.", "The matplotlib backend here is Agg.",
+            "The geometry module measures imaginary shapes."} <= sentences
+    assert "Serialize obj to a JSON formatted str." in sentences  # the pydocs part
+    assert "This test suite must never be read." not in sentences
+    assert "minibert_fake_docs" not in sys.modules
+    versions = json.loads((tmp_path / "versions.json").read_text())
+    assert versions["corpus"] == "pydocs-large"
+    assert set(versions["packages"]) == set(pydocs_large.LARGE_PACKAGE_MODULES)
+    assert set(versions["dependencies"]) == set(pydocs_large.DEPENDENCY_PINS)
+
+
+def test_pip_failure_is_a_one_line_error_and_leaves_no_packages_folder(tmp_path, monkeypatch):
+    """Without the package index, pip fails: the error names pip's reason and the corpus that needs no
+    network, in one line, and no half-installed folder is left to be taken for a complete one."""
+    commands = []
+
+    def failing_pip(command, **kwargs):
+        commands.append(command)
+        target = command[command.index("--target") + 1]
+        Path(target).mkdir(parents=True)  # pip had begun writing
+        return subprocess.CompletedProcess(command, 1, "", "WARNING: Retrying after connection broken\n"
+                                           "ERROR: No matching distribution found for sympy==1.14.0\n")
+
+    monkeypatch.setattr(pydocs_large.subprocess, "run", failing_pip)
+    with pytest.raises(DataError) as raised:
+        pydocs_large.build_pydocs_large(tmp_path, progress=quiet)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "No matching distribution found for sympy==1.14.0" in message and "--corpus pydocs" in message
+    command = commands[0]
+    assert "--no-deps" in command and "sympy==1.14.0" in command and "python-dateutil==3.0.0" in command
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+def write_distribution(folder, name, version):
+    """The record pip writes for an installed distribution, which `importlib.metadata` reads."""
+    info = folder / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+def test_missing_pins_compares_names_and_versions(tmp_path):
+    """A pinned package is missing when absent or at another version; names match whatever their case
+    (pillow's metadata has said `Pillow`)."""
+    assert pydocs_large.missing_pins(tmp_path / "absent") == pydocs_large.pip_requirements()
+    for name, version in {**pydocs_large.PACKAGE_PINS, **pydocs_large.DEPENDENCY_PINS}.items():
+        if name == "pillow":
+            name = "Pillow"
+        write_distribution(tmp_path, name, "1.14.0" if name == "scipy" else version)
+    assert pydocs_large.missing_pins(tmp_path) == [f"scipy=={pydocs_large.PACKAGE_PINS['scipy']}"]
