@@ -1,6 +1,7 @@
 """`python -m minibert data`: build a corpus, its vocabulary and its pretraining shards.
 
     python -m minibert data --corpus pydocs                      # data/pydocs/{corpus.txt,vocab.txt,build/}
+    python -m minibert data --corpus pydocs-large                # 3 times the text; pip installs 5 libraries
     python -m minibert data --corpus synthetic --masking static --dupe-factor 5
     python -m minibert data --corpus notes.txt --out runs/notes  # your own file, in Google's format
 
@@ -14,7 +15,7 @@ from minibert.cli.arguments import real_number, seed, whole_number
 
 
 def add_arguments(parser):
-    parser.add_argument("--corpus", required=True, metavar="pydocs|synthetic|PATH",
+    parser.add_argument("--corpus", required=True, metavar="pydocs|pydocs-large|synthetic|PATH",
                         help="a built-in corpus, or a text file: one sentence per line, a blank line between "
                              "documents")
     parser.add_argument("--out", default=None, metavar="DIR",

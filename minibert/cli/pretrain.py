@@ -23,8 +23,8 @@ from minibert.cli.arguments import real_number, seed, whole_number
 # option name -> (RunConfig field, parse, help). Each number is checked as it is parsed (cli/arguments.py);
 # RunConfig checks the combinations (a sequence too long for the preset's model, ...).
 RUN_OPTIONS = {
-    "--corpus": ("corpus", str, "pydocs, synthetic, or a corpus file (one sentence per line, blank line "
-                                "between documents)"),
+    "--corpus": ("corpus", str, "pydocs, pydocs-large, synthetic, or a corpus file (one sentence per line, "
+                                "blank line between documents)"),
     "--seed": ("seed", seed(), "random seed of weights, dropout, batch order and masks"),
     "--steps": ("steps", whole_number("the number of steps"), "optimizer steps (alone, it lifts the time limit)"),
     "--minutes": ("minutes", real_number("the time limit in minutes", 0, example=15),
@@ -88,7 +88,7 @@ def add_arguments(parser):
     parser.add_argument("--data-dir", default=None, metavar="DIR",
                         help="where the corpus, vocabulary and shards live (default <data folder>/<corpus>)")
     for option, (field, parse, help_text) in RUN_OPTIONS.items():
-        metavar = "pydocs|synthetic|PATH" if option == "--corpus" else "NAME" if parse is str else "N"
+        metavar = "pydocs|pydocs-large|synthetic|PATH" if option == "--corpus" else "NAME" if parse is str else "N"
         parser.add_argument(option, dest=field, type=parse, default=None, metavar=metavar, help=help_text)
     parser.add_argument("--no-nsp", dest="use_nsp", action="store_const", const=False, default=None,
                         help="masked LM only, no next-sentence prediction (RoBERTa)")

@@ -2,7 +2,7 @@
 
 # The modules, in the order the data flows through them:
 # location.py        the data folder: the checkout's data/, MINIBERT_DATA, or ~/.cache/minibert, never the cwd
-# corpora/           corpus builders: pydocs, synthetic, a user's file (Google's format)
+# corpora/           corpus builders: pydocs, pydocs-large, synthetic, a user's file (Google's format)
 # documents.py       a corpus file -> tokenized documents, with whole-word boundaries (Chinese too)
 # token_store.py     the tokenized corpus on disk, memory-mapped: random access without holding it in RAM
 # instances.py       [CLS] A [SEP] B [SEP] instances: NSP (BERT), SOP (ALBERT) or full sentences (RoBERTa)

@@ -1,9 +1,10 @@
 """The `data` command: corpus -> vocabulary -> pretraining shards, every step streamed and seeded."""
 
 # The steps:
-# 1. Corpus: "pydocs" and "synthetic" are built into `out_dir/corpus.txt` if absent; any other name is the path
-#    of a Google-format file (one sentence per line, a blank line between documents), checked by the corpora
-#    package (empty file, no document break: errors; one-sentence documents: warnings with file and line).
+# 1. Corpus: a built-in one ("pydocs", "pydocs-large", "synthetic") is built into `out_dir/corpus.txt` if absent;
+#    any other name is the path of a Google-format file (one sentence per line, a blank line between documents),
+#    checked by the corpora package (empty file, no document break: errors; one-sentence documents: warnings
+#    with file and line).
 # 2. Vocabulary: `out_dir/vocab.txt`, trained with WordPiece's trainer unless it was trained here on this
 #    corpus file with this size (recorded in `vocab.source.json`) or is the user's own (no record).
 # 3. Tokens: the corpus is tokenized once into a memory-mapped `TokenStore` (token_store.py).
@@ -193,9 +194,9 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
                            eval_fraction=0.05, seed=12345, rows_per_shard=4096, force=False, log=print):
     """Build (or find up to date) the pretraining shards of `corpus`; returns their directory.
 
-    corpus: "pydocs", "synthetic" or the path of a corpus file. out_dir: where corpus.txt, vocab.txt and
-    build/ go; default `<data folder>/<name>` for a named corpus (data/location.py), the corpus file's folder otherwise.
-    The shard directory is what `PretrainingBatches` reads.
+    corpus: a name of CORPORA ("pydocs", ...) or the path of a corpus file. out_dir: where corpus.txt,
+    vocab.txt and build/ go; default `<data folder>/<name>` for a named corpus (data/location.py), the corpus
+    file's folder otherwise. The shard directory is what `PretrainingBatches` reads.
     """
     config = PretrainingDataConfig(
         instances=InstanceConfig(max_seq_length, short_seq_prob, sentence_task),

@@ -32,7 +32,7 @@ class RunConfig:
     position_init: str = "normal"  # start of the learned positions: "normal" (BERT) or "sinusoidal"
     attention_init: str = "normal"  # start of the query and key projections: "normal" (BERT) or "mimetic"
     # --- the data (built by `build_pretraining_data` when missing) ---
-    corpus: str = "pydocs"  # "pydocs", "synthetic", or the path of a corpus file
+    corpus: str = "pydocs"  # "pydocs", "pydocs-large", "synthetic", or the path of a corpus file
     vocab_size: int = 8192  # of a newly trained vocabulary; the model takes the vocab file's real size
     max_seq_length: int = 128  # S, tokens per sequence
     max_predictions_per_seq: int = 20  # P, masked positions per sequence at most
