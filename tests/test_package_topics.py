@@ -3,6 +3,7 @@ free of the pretraining corpus's sentences."""
 
 import pytest
 
+from minibert.data.corpora import dependency_topics
 from minibert.data.corpora.package_topics import LABELS, labelled_documents, split_examples, write_tsv
 from minibert.errors import DataError
 from minibert.finetune.readers import read_tsv
@@ -55,3 +56,22 @@ def test_the_real_sources_exist_and_the_excluded_sentences_stay_out():
     assert set(documents) == set(LABELS) and all(len(docs) >= 10 for docs in documents.values())
     one = documents["http"][0][0]
     assert one not in {s for docs in labelled_documents(exclude={one}).values() for doc in docs for s in doc}
+
+
+def test_the_dependency_libraries_give_a_second_task_of_the_same_kind(tmp_path, monkeypatch):
+    """dependency-topics reads other libraries (those requirements.txt installs) with the same machinery:
+    each label has hundreds of sentences, none of them a package-topics sentence; without the libraries the
+    build says what to install instead of failing on an empty label. (The two share only what both copy from
+    the standard library, such as str's method docs, and the builds leave those out with pydocs'.)"""
+    documents = labelled_documents(labels=dependency_topics.LABELS)
+    sentences = {label: {s for doc in docs for s in doc} for label, docs in documents.items()}
+    assert set(sentences) == set(dependency_topics.LABELS)
+    assert all(len(found) >= 500 for found in sentences.values()), {k: len(v) for k, v in sentences.items()}
+    ours, theirs = ({pattern.split(".")[0] for patterns in labels.values() for pattern in patterns}
+                    for labels in (dependency_topics.LABELS, LABELS))
+    assert not ours & theirs
+    monkeypatch.setattr(dependency_topics.importlib.util, "find_spec",
+                        lambda name: None if name == "selenium" else object())
+    with pytest.raises(DataError, match="selenium, not installed here.*pip install -r requirements.txt"):
+        dependency_topics.build_dependency_topics(tmp_path / "task")
+    assert not (tmp_path / "task").exists()

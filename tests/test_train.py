@@ -42,6 +42,7 @@ from minibert.train.presets import MINI_STEPS_TO_LEARN, RunConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.progress import ProgressLine, format_duration, progress_text
 from minibert.train.run import batch_stream, open_run
+from minibert.train.sentence_encoder import SentenceEncoder
 from minibert.train.step_plan import REPLAN_EVERY, REPLAN_WINDOW, RunClock
 from minibert.train.update import TrainingDiverged, train_step
 
@@ -493,6 +494,18 @@ def test_run_folder_and_from_pretrained_folder_load_the_same_model(trained_run, 
     (tmp_path / "empty").mkdir()
     with pytest.raises(CheckpointError, match="neither"):
         load_for_inference(tmp_path / "empty")
+
+
+def test_a_run_folder_gives_the_sentence_vectors_of_its_saved_encoder(trained_run, tmp_path):
+    """`embed` and the ladder's probe read a pretraining run folder as they read a from_pretrained one: the
+    encoder of its checkpoint, mean-pooled."""
+    model, _ = load_for_inference(trained_run)
+    model.vocab_file = str(trained_run / "vocab.txt")
+    model.save_pretrained(tmp_path / "hf")
+    texts = ["anna is a little tired .", "tom reads ."]
+    from_run = SentenceEncoder.from_pretrained(trained_run).encode(texts)
+    assert from_run.shape == (2, model.config.hidden_size)
+    np.testing.assert_array_equal(from_run, SentenceEncoder.from_pretrained(tmp_path / "hf").encode(texts))
 
 
 def test_attention_rows_are_distributions_and_causal_ones_stop_at_the_diagonal(trained_run):

@@ -4,6 +4,7 @@
     python -m minibert experiment masking --full      # what docs/experiments.md reports (about 10 minutes)
     python -m minibert experiment masking --mini      # the same on the mini model (an hour or more)
     python -m minibert experiment nsp --seeds 5 --out runs/nsp5
+    python -m minibert experiment ladder --full --rung 60min=runs/my-hour
 
 Every arm runs with each seed; each run's result is saved in --out as it ends, so a stopped experiment
 (Ctrl-C) goes on where it stopped when the same command runs again. At the end it prints the table (mean ±
@@ -41,12 +42,35 @@ def add_arguments(parser):
                         help=f"seeds per arm ({RECOMMENDED_SEEDS}; fewer make the spread meaningless)")
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="where runs and results go (default runs/experiments/NAME-MODE)")
+    parser.add_argument("--rung", metavar="NAME=DIR", action="append", default=[], type=rung_folder,
+                        help="ladder only: the model folder of a rung (15min, 60min or minilm) instead of its "
+                             "default (runs/mini-pydocs, runs/mini-pydocs-60min, the all-MiniLM-L6-v2 package)")
+
+
+def rung_folder(text):
+    name, equals, folder = text.partition("=")
+    if not equals or not name or not folder:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=DIR, e.g. 15min=runs/mini-pydocs")
+    return name, folder
 
 
 def command_line(args):
     return (f"python -m minibert experiment {args.name} --{args.mode}"
             + (f" --seeds {args.seeds}" if args.seeds != RECOMMENDED_SEEDS else "")
-            + (f" --out {args.out}" if args.out else ""))
+            + (f" --out {args.out}" if args.out else "")
+            + "".join(f" --rung {name}={folder}" for name, folder in args.rung))
+
+
+def with_rungs(experiment, name, folders):
+    """The ladder with the rung folders of --rung; any other experiment refuses the option."""
+    import dataclasses
+
+    from minibert.errors import ConfigError
+    from minibert.experiments.ladder import with_folders
+
+    if name != "ladder":
+        raise ConfigError(f"--rung is the ladder's option; experiment {name} has no rungs")
+    return dataclasses.replace(experiment, settings=lambda mode: with_folders(experiment.settings(mode), folders))
 
 
 def run(args):
@@ -58,6 +82,8 @@ def run(args):
     from minibert.io.run_lock import RunLock
 
     experiment = load_experiment(args.name)
+    if args.rung:
+        experiment = with_rungs(experiment, args.name, dict(args.rung))
     out = Path(args.out or Path("runs", "experiments", f"{args.name}-{args.mode}"))
     arms = experiment.arms(args.mode)
     check_not_a_file(out, "--out")
@@ -78,5 +104,5 @@ def run(args):
         print(format_table(summarize_runs(records, arms, metrics), metrics, arms))
         print(experiment.note)
         results = write_results(out, record)
-        figure = draw_results(out / f"experiment-{args.name}.svg", record)
+        figure = (experiment.figure or draw_results)(out / f"experiment-{args.name}.svg", record)
     print(f"CPU: {record['cpu']}\nresults: {results}\npicture: {figure}")

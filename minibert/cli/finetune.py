@@ -4,8 +4,8 @@
     python -m minibert finetune --task glue-tsv --model bert-base-uncased/ --out runs/sst2 \\
         --train SST-2/train.tsv --dev SST-2/dev.tsv --lr 2e-5
 
-`sentiment`, `qa`, `ner` and `story-pairs` are synthetic tasks, `package-topics` and `doc-pairs` real-text
-ones (written to the data folder on first use: the checkout's data/, or MINIBERT_DATA, or
+`sentiment`, `qa`, `ner` and `story-pairs` are synthetic tasks, `package-topics`, `doc-pairs` and
+`dependency-topics` real-text ones (written to the data folder on first use: the checkout's data/, or MINIBERT_DATA, or
 ~/.cache/minibert; never the current folder); `glue-tsv`, `squad` and `conll` read your files. --model is a
 run folder or a from_pretrained folder (a sentence-transformers one too, such as all-MiniLM-L6-v2). The best
 epoch's model (on dev) is saved in --out, for `predict --model OUT`.
@@ -19,8 +19,8 @@ epoch's model (on dev) is saved in --out, for `predict --model OUT`.
 
 from minibert.cli.arguments import real_number, seed, whole_number
 
-TASK_NAMES = ("sentiment", "qa", "ner", "story-pairs", "package-topics", "doc-pairs", "glue-tsv", "squad",
-              "conll")
+TASK_NAMES = ("sentiment", "qa", "ner", "story-pairs", "package-topics", "doc-pairs", "dependency-topics",
+              "glue-tsv", "squad", "conll")
 
 
 def add_arguments(parser):

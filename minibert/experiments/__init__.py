@@ -15,7 +15,9 @@ docs/experiments.md holds a full run of each, beside what the paper reported.
 # pretraining.py        pretraining in memory with the pretraining loop's own step
 # downstream.py         the tasks, fine-tuning, and features from a frozen encoder
 # linear_probe.py       the linear classifier of the feature-based approach
-# direction.py, masking.py, mask_rate.py, nsp.py, pretraining_worth.py, size.py: the six experiments
+# direction.py, masking.py, mask_rate.py, nsp.py, pretraining_worth.py, size.py: the six experiments of
+#                       one variable each
+# ladder_tasks.py, ladder_figure.py, ladder.py: the ladder, from random weights to a real BERT
 
 import importlib
 
@@ -30,6 +32,8 @@ EXPERIMENTS = {
     "pretraining-worth": ("minibert.experiments.pretraining_worth",
                           "pretrained vs random init with 1%, 10% and 100% of the task's data"),
     "size": ("minibert.experiments.size", "tiny vs a deeper tiny vs mini, at equal steps and equal wall time"),
+    "ladder": ("minibert.experiments.ladder",
+               "random weights, 15 and 60 minutes of pretraining, a real BERT: on real text, few labels"),
 }
 
 

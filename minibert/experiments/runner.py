@@ -38,7 +38,8 @@ RESULTS_FILE = "results.json"  # written by results.py; here because the folder 
 class Experiment:
     """One comparison. `run(arm, seed, settings, shared)` trains and measures one arm with one seed and
     returns {metric: value}; `shared` is a dict kept across the arms of one seed (a model pretrained once
-    per seed and fine-tuned in several arms), emptied when the seed changes."""
+    per seed and fine-tuned in several arms), emptied when the seed changes but for "out_dir", the
+    experiment's folder (where the ladder keeps its task files)."""
 
     name: str
     metrics: object  # mode -> {metric: column title}; quick mode measures what moves within its minute
@@ -47,6 +48,7 @@ class Experiment:
     run: object
     note: str = ""  # what to look for, printed under the table
     unmeasured: object = None  # mode -> {arm: metrics its runs cannot measure} (nsp's `none` has no NSP head)
+    figure: object = None  # (path, results record) -> path: its own picture (None: results.py's dot plot)
 
     def measured(self, mode, arm):
         """The metrics every finished run of `arm` holds: the mode's, less those the arm cannot measure."""
@@ -172,7 +174,7 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
             if records[(arm, seed)] is not None:
                 continue
             if seed != shared_seed:
-                shared, shared_seed = {}, seed
+                shared, shared_seed = {"out_dir": Path(out_dir)}, seed
             left = sum(record is None for record in records.values())
             eta = format_duration(sum(durations) / len(durations) * left) if durations else "?"
             progress.update(f"run {index}/{len(plan)}: {arms[arm]}, seed {seed}  ETA {eta}", force=True)

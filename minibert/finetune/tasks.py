@@ -2,8 +2,8 @@
 
 Three kinds of task, each a module with the same parts (see `classification.py`):
 
-    classification       ClassificationTask      sentiment, story-pairs (synthetic), package-topics, doc-pairs
-                                                 (real text), glue-tsv (your GLUE-style TSV)
+    classification       ClassificationTask      sentiment, story-pairs (synthetic), package-topics, doc-pairs,
+                                                 dependency-topics (real text), glue-tsv (your GLUE-style TSV)
     question_answering   QuestionAnsweringTask   qa (synthetic), squad (your SQuAD v1.1 JSON)
     tagging              TaggingTask             ner (synthetic), conll (your CoNLL file)
 
@@ -13,11 +13,14 @@ data/, MINIBERT_DATA, or ~/.cache/minibert; never the current folder); glue-tsv,
 
 # The synthetic tasks read data/synthetic/{sentiment,qa,ner}_{train,dev}.*, committed; when they are missing
 # (minibert installed without its repository) they are written there first, from the same seed. The others
-# read data/{story_pairs,package_topics,doc_pairs}/{train,dev}.tsv (document_pairs.py, package_topics.py):
+# read data/{story_pairs,package_topics,doc_pairs,dependency_topics}/{train,dev}.tsv (document_pairs.py,
+# package_topics.py, dependency_topics.py):
 #     story-pairs     is B one of the 3 sentences after A in its synthetic story, or from another story?
 #     package-topics  which of pip's vendored libraries a docstring sentence comes from (3 labels)
 #     doc-pairs       is B one of the 3 sentences after A in its docstring document, or from another
 #                     document of the same library? (`same` or `other`, balanced, like story-pairs)
+#     dependency-topics  package-topics' question of other libraries, those requirements.txt brings in
+#                     (trio, selenium, attrs, ...): which one a docstring sentence comes from (3 labels)
 # The real-text files are never committed: their text is that of the pip installed here. They leave out
 # every sentence of the pydocs corpus (data/pydocs/corpus.txt, built first if missing), the corpus their
 # question is meant to test; to leave out another corpus, build them with `build_package_topics` or
@@ -26,6 +29,7 @@ data/, MINIBERT_DATA, or ~/.cache/minibert; never the current folder); glue-tsv,
 from pathlib import Path
 
 from minibert.data.build import resolve_corpus
+from minibert.data.corpora.dependency_topics import build_dependency_topics
 from minibert.data.corpora.document_pairs import build_document_pairs, build_story_pairs
 from minibert.data.corpora.package_topics import build_package_topics
 from minibert.data.corpora.synthetic import write_tasks
@@ -54,11 +58,11 @@ def write_story_pairs(data_dir, log):
     build_story_pairs(data_dir, seed=SYNTHETIC_SEED)
 
 
-def real_text_writer(build):
+def real_text_writer(build, source="pip's libraries"):
     """A writer of a real-text task's files: `build(out_dir, seed=, pretraining_corpus=)` without pydocs."""
     def write(data_dir, log):
         corpus = resolve_corpus("pydocs", data_folder() / PYDOCS_DIR, log)
-        log(f"writing {data_dir}/train.tsv and dev.tsv from the docstrings of pip's libraries, without the "
+        log(f"writing {data_dir}/train.tsv and dev.tsv from the docstrings of {source}, without the "
             f"sentences of {corpus} (seed {REAL_TEXT_SEED})")
         build(data_dir, seed=REAL_TEXT_SEED, pretraining_corpus=corpus)
     return write
@@ -74,6 +78,8 @@ TASKS = {
     "package-topics": ("classification", "package_topics", "{split}.tsv",
                        real_text_writer(build_package_topics)),
     "doc-pairs": ("classification", "doc_pairs", "{split}.tsv", real_text_writer(build_document_pairs)),
+    "dependency-topics": ("classification", "dependency_topics", "{split}.tsv",
+                          real_text_writer(build_dependency_topics, "minibert's dependencies")),
     "glue-tsv": ("classification", None, None, None),
     "squad": ("question_answering", None, None, None),
     "conll": ("tagging", None, None, None),

@@ -20,7 +20,7 @@ from minibert.errors import ShapeError
 from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
 from minibert.model import BertModel
 from minibert.tokenizer import BertTokenizer
-from minibert.train.model_folder import check_model_folder
+from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
 # torch.nn.functional.normalize's floor on the length, so an all-zero vector stays zero instead of NaN.
 NORM_EPS = 1e-12
@@ -69,10 +69,16 @@ class SentenceEncoder:
 
     @classmethod
     def from_pretrained(cls, directory, verbose=False):
-        """Load a sentence-transformers folder; a plain BERT folder gets mean pooling, as sentence-transformers
-        gives a model it wraps without a modules.json."""
-        check_model_folder(directory)  # the same refusals as every other --model (model_folder.py)
-        model = BertModel.from_pretrained(directory, verbose=verbose)
+        """Load a sentence-transformers folder; a plain BERT folder, or a pretraining run's folder, gets mean
+        pooling, as sentence-transformers gives a model it wraps without a modules.json."""
+        kind, _ = check_model_folder(directory)  # the same refusals as every other --model (model_folder.py)
+        if kind == RUN_FOLDER:
+            config, state = read_run_folder(directory)  # BertForPreTraining's weights: the encoder is `bert.`
+            model = BertModel(config)
+            model.load_state_dict({name.removeprefix("bert."): array for name, array in state.items()
+                                   if name.startswith("bert.")})
+        else:
+            model = BertModel.from_pretrained(directory, verbose=verbose)
         return cls(model, BertTokenizer.from_pretrained(directory), read_sentence_layout(directory))
 
     @property

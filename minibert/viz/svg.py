@@ -92,16 +92,23 @@ def heatmap_svg(matrix, row_labels=None, col_labels=None, title=None, value_rang
     return "\n".join(parts) + "\n"
 
 
-def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, height=400):
+def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, height=400, x_ticks=None,
+                   markers=False):
     """Curves on labelled axes: `series` maps a name to (xs, ys), e.g. {"train loss": (steps, losses)}.
 
     Each series is one `<polyline class="series">` through its finite points (NaN and inf are left out),
-    with a legend entry. Axis ticks fall on round numbers.
+    with a legend entry. Axis ticks fall on round numbers, or, on x, at the {position: label} of `x_ticks`
+    (e.g. a log scale: {log10(30): "30", log10(100): "100"}). markers: a dot at each point as well
+    (`<circle class="point">`, its value as a tooltip), for series of a few points.
     """
     points = {name: finite_points(name, xs, ys) for name, (xs, ys) in series.items()}
     if not points or all(xs.size == 0 for xs, _ in points.values()):
         raise ValueError("line_chart_svg got no finite points to draw")
-    x_ticks = nice_ticks(*_span(np.concatenate([xs for xs, _ in points.values()])))
+    x_labels = dict(x_ticks or {})
+    if len(x_labels) >= 2:
+        x_ticks = np.array(sorted(x_labels), dtype=float)
+    else:  # none given, or too few to span an axis
+        x_labels, x_ticks = {}, nice_ticks(*_span(np.concatenate([xs for xs, _ in points.values()])))
     y_ticks = nice_ticks(*_span(np.concatenate([ys for _, ys in points.values()])))
     legend_width = max(_text_px(name) for name in points) + 40
     left, right = 70, width - 20 - legend_width
@@ -119,7 +126,8 @@ def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, he
     for tick in x_ticks:  # vertical grid lines, labelled under the x axis
         x = x_px(tick)
         parts.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" stroke="{GRID_COLOR}"/>')
-        parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{tick:.6g}</text>')
+        shown = escape(x_labels[tick]) if tick in x_labels else f"{tick:.6g}"
+        parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{shown}</text>')
     for tick in y_ticks:  # horizontal grid lines, labelled left of the y axis
         y = y_px(tick)
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{GRID_COLOR}"/>')
@@ -137,6 +145,10 @@ def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, he
         coordinates = " ".join(f"{x:.2f},{y:.2f}" for x, y in zip(x_px(xs), y_px(ys), strict=True))
         parts.append(f'<polyline class="series" points="{coordinates}" fill="none" {style}>'
                      f"<title>{escape(name)}</title></polyline>")
+        if markers:
+            color = COLORS[index % len(COLORS)]
+            parts += [f'<circle class="point" cx="{x_px(x):.2f}" cy="{y_px(y):.2f}" r="3.5" fill="{color}">'
+                      f"<title>{escape(name)}: {y:.4g}</title></circle>" for x, y in zip(xs, ys, strict=True)]
         legend_y = top + 8 + index * 18
         parts.append(f'<line x1="{right + 15}" y1="{legend_y}" x2="{right + 40}" y2="{legend_y}" {style}/>')
         parts.append(f'<text x="{right + 45}" y="{legend_y + 4}">{escape(name)}</text>')
@@ -195,6 +207,22 @@ def dot_plot_svg(panels, title=None, panel_width=260, plot_height=240):
                              f'y2="{y:.1f}" stroke="{color}" stroke-width="2.5"/>')
             parts.append(f'<text transform="translate({x + 4:.1f},{bottom + 8}) rotate(45)">{escape(group)}'
                          "</text>")
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def panels_svg(charts, columns=2):
+    """Whole SVG pictures (strings from the functions here) laid out in a grid, `columns` a row, as one
+    picture: each becomes a nested `<svg>` placed at its cell."""
+    sizes = [tuple(float(value) for value in re.search(r'width="([\d.]+)" height="([\d.]+)"', chart).groups())
+             for chart in charts]
+    cell_width, cell_height = max(w for w, _ in sizes), max(h for _, h in sizes)
+    rows = math.ceil(len(charts) / columns)
+    parts = [_open_svg(cell_width * min(columns, len(charts)), cell_height * rows)]
+    for index, chart in enumerate(charts):
+        x, y = (index % columns) * cell_width, (index // columns) * cell_height
+        body = chart.split("?>", 1)[-1].lstrip()  # without its XML declaration
+        parts.append(body.replace("<svg ", f'<svg x="{x:.0f}" y="{y:.0f}" ', 1).rstrip())
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

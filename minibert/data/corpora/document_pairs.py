@@ -50,11 +50,13 @@ def near_pairs(document, max_gap=MAX_GAP):
 
 
 def library_pairs(docs, count, rng, max_gap=MAX_GAP):
-    """`count` `same` pairs and `count` `other` pairs of one library's documents: [(A, B, label)]."""
+    """`count` `same` pairs and `count` `other` pairs of one library's documents: [(A, B, label)]; count None:
+    every pair the documents give."""
     picked = []  # (document, A, B): grouped by document, the documents in a random order
     for index in rng.permutation(len(docs)):
         pairs = near_pairs(docs[index], max_gap)
         picked += [(index, *pairs[k]) for k in rng.permutation(len(pairs))[:PAIRS_PER_DOCUMENT]]
+    count = len(picked) if count is None else count
     if len(picked) < count:
         raise DataError(f"these documents give {len(picked)} pairs, fewer than the {count} asked for; ask for "
                         "fewer")
@@ -74,7 +76,7 @@ def library_pairs(docs, count, rng, max_gap=MAX_GAP):
 def split_pairs(documents, train_per_library, dev_per_library, seed, max_gap=MAX_GAP):
     """(train, dev): lists of (A, B, label), `*_per_library` `same` pairs and as many `other` pairs from each
     library of `documents` ({library: [[sentence, ...] per document]}), whole documents per side. A sentence
-    found in several documents is kept in the first only."""
+    found in several documents is kept in the first only. train_per_library None: every pair there is."""
     rng = np.random.default_rng(seed)
     train, dev = [], []
     for library, docs in first_occurrences(documents).items():
@@ -92,7 +94,8 @@ def split_pairs(documents, train_per_library, dev_per_library, seed, max_gap=MAX
 def build_document_pairs(out_dir, train_per_library=300, dev_per_library=100, seed=0, pretraining_corpus=None):
     """Write train.tsv and dev.tsv (`sentence1<TAB>sentence2<TAB>label`) to `out_dir`; returns their paths.
 
-    pretraining_corpus: a corpus file (Google's format) whose sentences must not appear in the task."""
+    pretraining_corpus: a corpus file (Google's format), or several, whose sentences must not appear in the
+    task. train_per_library None: every pair the training documents give."""
     documents = labelled_documents(corpus_sentences(pretraining_corpus))
     train, dev = split_pairs(documents, train_per_library, dev_per_library, seed)
     return write_splits(out_dir, train, dev, header=PAIR_HEADER)

