@@ -86,7 +86,12 @@ def test_the_real_experiments_give_each_seed_its_own_run_config():
     assert run_config(settings, 1) == run_config(settings, 1)
 
 
-@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+# The ladder measures checkpoints it is given and pretrains none: it has no `pretrain` settings and no mini
+# mode (tests/test_ladder.py).
+PRETRAINING_EXPERIMENTS = sorted(set(EXPERIMENTS) - {"ladder"})
+
+
+@pytest.mark.parametrize("name", PRETRAINING_EXPERIMENTS)
 def test_mini_mode_is_the_full_mode_with_the_mini_model(name):
     """A mini-mode table is comparable with the full one: the same steps, data and task sets, only the
     model (and the learning rate of its preset) differ."""
@@ -347,13 +352,13 @@ def test_bad_names_and_flags_get_one_line(arguments, fragment, capsys):
     assert len(err) == 1 and err[0].startswith("error: ") and fragment in err[0]
 
 
-def test_help_lists_the_six_experiments(capsys):
+def test_help_lists_the_seven_experiments(capsys):
     with pytest.raises(SystemExit):
         main(["experiment", "--help"])
     out = capsys.readouterr().out
-    for name in ("direction", "masking", "mask-rate", "nsp", "pretraining-worth", "size"):
+    for name in ("direction", "masking", "mask-rate", "nsp", "pretraining-worth", "size", "ladder"):
         assert f"  {name} " in out
-    assert len(EXPERIMENTS) == 6
+    assert len(EXPERIMENTS) == 7
 
 
 def test_reverse_batch_turns_only_the_real_tokens_and_keeps_the_masked_ones(rng):

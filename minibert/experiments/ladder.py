@@ -93,10 +93,11 @@ def arm_name(rung, task, way, size):
 
 
 def arms(mode):
-    """Task by task, size by size, way by way, rung by rung: what the mode measures."""
+    """Size by size (the small, cheap ones first), task by task, way by way, rung by rung: what the mode
+    measures."""
     chosen = MODES.get(mode, MODES["quick"])  # another mode is refused by `settings`, before any run
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
-            for task in chosen["tasks"] for size in SIZES for way in WAYS for rung in RUNGS
+            for size in SIZES for task in chosen["tasks"] for way in WAYS for rung in RUNGS
             if way in chosen["ways"] and rung in chosen["ways"][way]["rungs"]
             and size in chosen["ways"][way]["sizes"]}
 
@@ -205,4 +206,4 @@ EXPERIMENT = Experiment(
     metrics=lambda mode: METRICS, arms=arms, settings=settings, run=run,
     note=("read each task's panel left to right: the gap between a rung's line and random weights' is what "
           "that pretraining is worth with so few labels; the probe shows what the frozen vectors hold."),
-    figure=draw_ladder)
+    figure=draw_ladder, seeds_inner=True)

@@ -38,8 +38,8 @@ RESULTS_FILE = "results.json"  # written by results.py; here because the folder 
 class Experiment:
     """One comparison. `run(arm, seed, settings, shared)` trains and measures one arm with one seed and
     returns {metric: value}; `shared` is a dict kept across the arms of one seed (a model pretrained once
-    per seed and fine-tuned in several arms), emptied when the seed changes but for "out_dir", the
-    experiment's folder (where the ladder keeps its task files)."""
+    per seed and fine-tuned in several arms), starting as {"out_dir": the experiment's folder} (where the
+    ladder keeps its task files)."""
 
     name: str
     metrics: object  # mode -> {metric: column title}; quick mode measures what moves within its minute
@@ -49,6 +49,9 @@ class Experiment:
     note: str = ""  # what to look for, printed under the table
     unmeasured: object = None  # mode -> {arm: metrics its runs cannot measure} (nsp's `none` has no NSP head)
     figure: object = None  # (path, results record) -> path: its own picture (None: results.py's dot plot)
+    # True: every seed of an arm before the next arm, so that a stopped run holds whole arms (the ladder's
+    # small sizes, which are cheap, before its large ones); False: every arm of a seed, then the next seed.
+    seeds_inner: bool = False
 
     def measured(self, mode, arm):
         """The metrics every finished run of `arm` holds: the mode's, less those the arm cannot measure."""
@@ -152,7 +155,8 @@ def write_record(path, record):
 
 def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
     """Run every arm of `experiment` with seeds 0..seeds-1 in `out_dir`, skipping the runs already saved
-    there; returns the records of all runs, in the order arm by arm within seed by seed."""
+    there; returns the records of all runs, in the order they run (arm by arm within seed by seed, or seed
+    by seed within arm by arm with `seeds_inner`)."""
     if mode not in MODES:
         raise ConfigError(f"mode {mode!r}; choose one of {', '.join(MODES)}")
     settings, arms, metric_titles = experiment.settings(mode), experiment.arms(mode), experiment.metrics(mode)
@@ -160,7 +164,8 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", arm):
             raise ConfigError(f"arm {arm!r} of {experiment.name} cannot name a file; use letters, digits, . _ -")
     check_folder_is_its_own(out_dir, experiment.name, mode, settings)
-    plan = [(arm, seed) for seed in range(seeds) for arm in arms]
+    plan = ([(arm, seed) for arm in arms for seed in range(seeds)] if experiment.seeds_inner
+            else [(arm, seed) for seed in range(seeds) for arm in arms])
     progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
     records = {(arm, seed): read_record(run_path(out_dir, arm, seed), {
         "experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "settings": settings},
@@ -168,13 +173,16 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
     done = sum(record is not None for record in records.values())
     if done:
         progress.message(f"{done} of {len(plan)} runs already in {Path(out_dir) / RUNS_FOLDER}: skipped")
-    durations, shared, shared_seed = [], {}, None
+    durations, shared_by_seed = [], {}
     try:
         for index, (arm, seed) in enumerate(plan, start=1):
             if records[(arm, seed)] is not None:
                 continue
-            if seed != shared_seed:
-                shared, shared_seed = {"out_dir": Path(out_dir)}, seed
+            if seed not in shared_by_seed:
+                if not experiment.seeds_inner:
+                    shared_by_seed.clear()  # seed by seed: the last seed's models are done with
+                shared_by_seed[seed] = {"out_dir": Path(out_dir)}
+            shared = shared_by_seed[seed]
             left = sum(record is None for record in records.values())
             eta = format_duration(sum(durations) / len(durations) * left) if durations else "?"
             progress.update(f"run {index}/{len(plan)}: {arms[arm]}, seed {seed}  ETA {eta}", force=True)
