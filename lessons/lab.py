@@ -36,16 +36,23 @@ def run_here(name, lesson):
     return summary
 
 
-def stored_run(name, mode, look_for):
-    """Print the stored run of `name` in `mode` ("full", or "mini": the full mode on the 4-layer `mini`) that
-    docs/experiments.md reports, when and where it ran, and what to look for; return its summary, as
-    `run_here`, or None when no stored run is there."""
-    course.title(f"{name}, {mode} mode, as docs/experiments.md reports it")
+def stored_record(name, mode):
+    """The stored results record (minibert/experiments/results.py) of `name` in `mode` ("full", or "mini":
+    the full mode on the 4-layer `mini`) that docs/experiments.md reports, or None (said) when there is none."""
     stored = STORED / (f"experiment-{name}.json" if mode == "full" else f"experiment-{name}-{mode}.json")
     if not stored.is_file():
         print(f"(no stored {mode} run at {stored}: run `python -m minibert experiment {name} --{mode}`)")
         return None
-    record = json.loads(stored.read_text(encoding="utf-8"))
+    return json.loads(stored.read_text(encoding="utf-8"))
+
+
+def stored_run(name, mode, look_for):
+    """Print the stored run of `name` in `mode` (see stored_record), when and where it ran, and what to look
+    for; return its summary, as `run_here`, or None when no stored run is there."""
+    course.title(f"{name}, {mode} mode, as docs/experiments.md reports it")
+    record = stored_record(name, mode)
+    if record is None:
+        return None
     summary = summarize_runs(record["runs"], record["arms"], record["metrics"])
     print(format_table(summary, record["metrics"], record["arms"]))
     print(f"{record['command']}; {record['date']}; {record['cpu']}")
