@@ -62,6 +62,8 @@ RUN_OPTIONS = {
     "--dropout": ("dropout", real_number("the dropout probability", 0, 1, low_included=True, example=0.1),
                   "hidden and attention dropout"),
     "--attention": ("attention", str, "bidirectional (BERT) or causal (GPT)"),
+    "--sentence-task": ("sentence_task", str, "the sentence-pair loss: nsp (BERT: is B the sentence after A?) or "
+                        "sop (ALBERT: are A and B in their order?); --no-nsp for none"),
     "--threads": ("threads", whole_number("the number of threads"), "cores for the matmuls and kernels "
                   "(default: every core)"),
     "--log-every": ("log_every", whole_number("the steps between log records"), "steps between log records"),

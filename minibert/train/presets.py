@@ -153,7 +153,7 @@ class RunConfig:
                               "(BERT: 0.8 and 0.1)")
         if self.sentence_task not in ("nsp", "sop"):
             raise ConfigError(f"sentence_task={self.sentence_task!r}; choose 'nsp' (BERT) or 'sop' (ALBERT), "
-                              "or use_nsp=False for no sentence-pair loss")
+                              "or use_nsp=False (--no-nsp) for no sentence-pair loss")
         if not (_is_number(self.adam_beta2) and 0 < self.adam_beta2 < 1):
             raise ConfigError(f"adam_beta2={self.adam_beta2!r} must be a number in (0, 1) (BERT: 0.999)")
         if not (_is_number(self.weight_decay) and self.weight_decay >= 0):
