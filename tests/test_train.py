@@ -498,12 +498,16 @@ def test_run_folder_and_from_pretrained_folder_load_the_same_model(trained_run, 
 
 def test_a_run_folder_gives_the_sentence_vectors_of_its_saved_encoder(trained_run, tmp_path):
     """`embed` and the ladder's probe read a pretraining run folder as they read a from_pretrained one: the
-    encoder of its checkpoint, mean-pooled."""
+    encoder of its checkpoint, mean-pooled, texts cut where the run's sequences ended (positions past them
+    were never trained)."""
     model, _ = load_for_inference(trained_run)
     model.vocab_file = str(trained_run / "vocab.txt")
     model.save_pretrained(tmp_path / "hf")
     texts = ["anna is a little tired .", "tom reads ."]
-    from_run = SentenceEncoder.from_pretrained(trained_run).encode(texts)
+    encoder = SentenceEncoder.from_pretrained(trained_run)
+    assert encoder.max_length == load_run_config(trained_run / "checkpoint.npz")["max_seq_length"]
+    assert encoder.max_length < model.config.max_position_embeddings
+    from_run = encoder.encode(texts)
     assert from_run.shape == (2, model.config.hidden_size)
     np.testing.assert_array_equal(from_run, SentenceEncoder.from_pretrained(tmp_path / "hf").encode(texts))
 

@@ -13,6 +13,8 @@ Legend: B batch (texts), S sequence length, H hidden size.
 # such as all-MiniLM-L6-v2 were fine-tuned so that the mean of the token vectors places texts of similar
 # meaning close together (Reimers and Gurevych 2019, section 3).
 
+from pathlib import Path
+
 import numpy as np
 
 from minibert.autograd import no_grad
@@ -20,6 +22,7 @@ from minibert.errors import ShapeError
 from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
 from minibert.model import BertModel
 from minibert.tokenizer import BertTokenizer
+from minibert.train.checkpointing import CHECKPOINT_FILE, load_run_config
 from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
 # torch.nn.functional.normalize's floor on the length, so an all-zero vector stays zero instead of NaN.
@@ -72,14 +75,18 @@ class SentenceEncoder:
         """Load a sentence-transformers folder; a plain BERT folder, or a pretraining run's folder, gets mean
         pooling, as sentence-transformers gives a model it wraps without a modules.json."""
         kind, _ = check_model_folder(directory)  # the same refusals as every other --model (model_folder.py)
+        layout = read_sentence_layout(directory)
         if kind == RUN_FOLDER:
             config, state = read_run_folder(directory)  # BertForPreTraining's weights: the encoder is `bert.`
             model = BertModel(config)
             model.load_state_dict({name.removeprefix("bert."): array for name, array in state.items()
                                    if name.startswith("bert.")})
+            # positions past the run's sequence length were never trained: cut texts there, as finetune does
+            layout = SentenceLayout(max_seq_length=load_run_config(Path(directory) / CHECKPOINT_FILE).get(
+                "max_seq_length"))
         else:
             model = BertModel.from_pretrained(directory, verbose=verbose)
-        return cls(model, BertTokenizer.from_pretrained(directory), read_sentence_layout(directory))
+        return cls(model, BertTokenizer.from_pretrained(directory), layout)
 
     @property
     def max_length(self):
