@@ -86,9 +86,9 @@ def test_the_real_experiments_give_each_seed_its_own_run_config():
     assert run_config(settings, 1) == run_config(settings, 1)
 
 
-# The ladder measures checkpoints it is given and pretrains none: it has no `pretrain` settings and no mini
-# mode (tests/test_ladder.py).
-PRETRAINING_EXPERIMENTS = sorted(set(EXPERIMENTS) - {"ladder"})
+# The ladder and sentence-task measure checkpoints they are given and pretrain none: they have no `pretrain`
+# settings and no mini mode (tests/test_ladder.py).
+PRETRAINING_EXPERIMENTS = sorted(set(EXPERIMENTS) - {"ladder", "sentence-task"})
 
 
 @pytest.mark.parametrize("name", PRETRAINING_EXPERIMENTS)
@@ -352,13 +352,13 @@ def test_bad_names_and_flags_get_one_line(arguments, fragment, capsys):
     assert len(err) == 1 and err[0].startswith("error: ") and fragment in err[0]
 
 
-def test_help_lists_the_seven_experiments(capsys):
+def test_help_lists_the_eight_experiments(capsys):
     with pytest.raises(SystemExit):
         main(["experiment", "--help"])
     out = capsys.readouterr().out
-    for name in ("direction", "masking", "mask-rate", "nsp", "pretraining-worth", "size", "ladder"):
+    for name in ("direction", "masking", "mask-rate", "nsp", "pretraining-worth", "size", "ladder", "sentence-task"):
         assert f"  {name} " in out
-    assert len(EXPERIMENTS) == 7
+    assert len(EXPERIMENTS) == 8
 
 
 def test_reverse_batch_turns_only_the_real_tokens_and_keeps_the_masked_ones(rng):

@@ -10,7 +10,7 @@ from minibert.cli import main
 from minibert.data.corpora.document_pairs import library_pairs
 from minibert.data.corpora.package_topics import split_examples, write_splits
 from minibert.errors import ConfigError, DataError
-from minibert.experiments import ladder, ladder_tasks
+from minibert.experiments import ladder, ladder_tasks, sentence_task
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.linear_probe import fit_chosen_ridge, fit_linear_classifier, predict
 from minibert.experiments.results import results_record
@@ -68,12 +68,15 @@ def test_the_chosen_penalty_avoids_the_peak_where_examples_match_features():
 
 
 def test_arms_name_their_rung_task_way_and_size():
-    for mode in ("quick", "full"):
-        for arm in ladder.arms(mode):
+    for arms in (ladder.arms, sentence_task.EXPERIMENT.arms):
+        for arm in [*arms("quick"), *arms("full")]:
             rung, task, way, size = ladder.parse_arm(arm)
             assert ladder.arm_name(rung, task, way, size) == arm and re.fullmatch(r"[A-Za-z0-9_.-]+", arm)
     assert len(ladder.arms("full")) == (4 * 4 + 1) * 3 * 2  # the hour on pydocs-large at 100 a class only
     assert {ladder.parse_arm(arm)[2] for arm in ladder.arms("quick")} == {"probe"}
+    # the sentence-task rungs are sentence-task's alone: the ladder's settings (and its stored runs) keep theirs
+    assert not {"15min_sop", "15min_none"} & set(ladder.settings("full")["folders"])
+    assert set(sentence_task.EXPERIMENT.settings("full")["folders"]) == {"15min", "15min_sop", "15min_none"}
 
 
 def test_bad_modes_rungs_and_folders_are_refused_with_what_to_do(tmp_path):
@@ -87,7 +90,7 @@ def test_bad_modes_rungs_and_folders_are_refused_with_what_to_do(tmp_path):
 
 
 @pytest.mark.parametrize("arguments, words", [
-    (["masking", "--rung", "15min=x"], "--rung is the ladder's option"),
+    (["masking", "--rung", "15min=x"], "--rung is the option of ladder and sentence-task"),
     (["ladder", "--rung", "15min"], "give NAME=DIR"),
 ])
 def test_the_rung_option_is_checked(arguments, words, capsys, tmp_path):

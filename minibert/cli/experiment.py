@@ -43,8 +43,9 @@ def add_arguments(parser):
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="where runs and results go (default runs/experiments/NAME-MODE)")
     parser.add_argument("--rung", metavar="NAME=DIR", action="append", default=[], type=rung_folder,
-                        help="ladder only: the model folder of a rung (15min, 60min or minilm) instead of its "
-                             "default (runs/mini-pydocs, runs/mini-pydocs-60min, the all-MiniLM-L6-v2 package)")
+                        help="ladder and sentence-task: the model folder of a rung (15min, 60min, 60min_large, "
+                             "minilm; 15min_sop, 15min_none) instead of its default (runs/mini-pydocs, "
+                             "runs/mini-pydocs-60min, ..., the all-MiniLM-L6-v2 package)")
 
 
 def rung_folder(text):
@@ -62,14 +63,14 @@ def command_line(args):
 
 
 def with_rungs(experiment, name, folders):
-    """The ladder with the rung folders of --rung; any other experiment refuses the option."""
+    """The ladder (or sentence-task) with the rung folders of --rung; another experiment refuses the option."""
     import dataclasses
 
     from minibert.errors import ConfigError
     from minibert.experiments.ladder import with_folders
 
-    if name != "ladder":
-        raise ConfigError(f"--rung is the ladder's option; experiment {name} has no rungs")
+    if name not in ("ladder", "sentence-task"):
+        raise ConfigError(f"--rung is the option of ladder and sentence-task; experiment {name} has no rungs")
     return dataclasses.replace(experiment, settings=lambda mode: with_folders(experiment.settings(mode), folders))
 
 

@@ -18,6 +18,7 @@ docs/experiments.md holds a full run of each, beside what the paper reported.
 # direction.py, masking.py, mask_rate.py, nsp.py, pretraining_worth.py, size.py: the six experiments of
 #                       one variable each
 # ladder_tasks.py, ladder_figure.py, ladder.py: the ladder, from random weights to a real BERT
+# sentence_task.py      the ladder's measures on checkpoints pretrained with NSP, SOP or no sentence loss
 
 import importlib
 
@@ -34,6 +35,8 @@ EXPERIMENTS = {
     "size": ("minibert.experiments.size", "tiny vs a deeper tiny vs mini, at equal steps and equal wall time"),
     "ladder": ("minibert.experiments.ladder",
                "random weights, 15 and 60 minutes of pretraining, a real BERT: on real text, few labels"),
+    "sentence-task": ("minibert.experiments.sentence_task",
+                      "NSP vs SOP vs none at the 15-minute rung, on real sentence pairs (doc-pairs)"),
 }
 
 

