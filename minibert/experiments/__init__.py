@@ -3,7 +3,8 @@
 Each experiment is a controlled comparison: its arms differ in one thing and share the data, the budget in
 steps and the seeds, and every arm runs with 3 seeds or more. It prints a table (mean ± spread), draws an
 SVG and writes a JSON of results; it shows progress with an ETA, and can be stopped and resumed.
-docs/experiments.md holds a full run of each, beside what the paper reported.
+docs/experiments.md holds a full run of each, beside what the paper reported. Two measure checkpoints made
+outside them (by `python -m minibert pretrain`, or a real BERT) on real text: `ladder` and `sentence-task`.
 """
 
 # Read in this order:
