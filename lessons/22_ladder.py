@@ -23,8 +23,8 @@
 #   sentence comes from;
 # - `doc-pairs`: is sentence B one of the 3 after A in its document, or from another document of the same
 #   library (the relation NSP was meant to teach);
-# - `dependency-topics`: the first question about other libraries (trio, selenium, attrs and
-#   sortedcontainers, which requirements.txt installs).
+# - `dependency-topics`: the first question about other libraries (trio, selenium and pygments, which
+#   requirements.txt installs).
 #
 # Each is run with 30, 100, 300 and all the labelled examples a class, each seed drawing its own examples.
 
@@ -77,8 +77,9 @@ for name, encoder in encoders.items():
 # Random vectors are not nothing: the mean of random word vectors still tells word sets apart, so a
 # probe on them beats chance. A real BERT's vectors put sentences about the same things close together.
 assert all(score > 100 / 3 for scores in live.values() for score in scores), live
-if "all-MiniLM-L6-v2" in live:
-    assert live["all-MiniLM-L6-v2"][1] >= live["random weights"][1] + 10, live
+if "all-MiniLM-L6-v2" in live:  # measured: 13.3 and 10.4 points above random weights (2026-12-04)
+    real, drawn = live["all-MiniLM-L6-v2"], live["random weights"]
+    assert all(ours >= theirs + 5 for ours, theirs in zip(real, drawn, strict=True)), live
 
 # %% [markdown]
 # ## The ladder, as measured

@@ -20,7 +20,7 @@ data/, MINIBERT_DATA, or ~/.cache/minibert; never the current folder); glue-tsv,
 #     doc-pairs       is B one of the 3 sentences after A in its docstring document, or from another
 #                     document of the same library? (`same` or `other`, balanced, like story-pairs)
 #     dependency-topics  package-topics' question of other libraries, those requirements.txt brings in
-#                     (trio, selenium, attrs, ...): which one a docstring sentence comes from (3 labels)
+#                     (trio, selenium, pygments): which one a docstring sentence comes from (3 labels)
 # The real-text files are never committed: their text is that of the pip installed here. They leave out
 # every sentence of the pydocs corpus (data/pydocs/corpus.txt, built first if missing), the corpus their
 # question is meant to test; to leave out another corpus, build them with `build_package_topics` or
