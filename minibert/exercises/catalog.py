@@ -81,6 +81,7 @@ LESSONS = (
     Lesson("19", "19_masking_mix.py", "the masking mix, run: [MASK], same or random"),
     Lesson("20", "20_mask_rate.py", "the masking rate, run: 5, 15, 30 or 50%"),
     Lesson("21", "21_sentence_task.py", "next-sentence prediction, run: NSP, none or SOP"),
+    Lesson("22", "22_ladder.py", "the ladder: what pretraining is worth on real text"),
 )
 
 
