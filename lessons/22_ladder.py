@@ -91,7 +91,16 @@ if "all-MiniLM-L6-v2" in live:  # measured: 13.3 and 10.4 points above random we
 
 # %%
 course.title("the ladder, as docs/experiments.md reports it")
-record = lab.stored_record("ladder", "full") or lab.stored_record("ladder", "quick")
+record = lab.stored_record("ladder", "full")
+if record is None:  # the quick run, and the same quick run given the hour's folder for its 15-minute rung
+    record, hour = lab.stored_record("ladder", "quick"), lab.stored_record("ladder", "quick-hour")
+    print(f"{hour['command']}; {hour['date']}; {hour['cpu']}")
+    as_hour = {run["arm"]: "60min" + run["arm"].removeprefix("15min") for run in hour["runs"]
+               if run["arm"].startswith("15min-")}
+    record = {**record, "settings": {**record["settings"], "rungs": [*record["settings"]["rungs"], "60min"]},
+              "arms": {**record["arms"], **{arm: arm for arm in as_hour.values()}},
+              "runs": record["runs"] + [{**run, "arm": as_hour[run["arm"]]} for run in hour["runs"]
+                                        if run["arm"] in as_hour]}
 print(f"{record['command']}; {record['date']}; {record['cpu']}")
 course.save("22_ladder.svg", ladder_svg(record))
 summary = summarize_runs(record["runs"], record["arms"], record["metrics"])
@@ -119,11 +128,15 @@ for task in record["settings"]["tasks"]:
 # - **15 minutes on a laptop buy a little, and only where labels are few.** The 15-minute checkpoint's
 #   vectors are about 7 points above random weights with 30 or 100 labelled sentences a class; by 300 the
 #   labels alone give random vectors as much.
-# - **What an hour buys, and whether fine-tuning keeps what the probe shows,** is the full run's to say:
-#   docs/experiments.md reports it as it is measured.
+# - **An hour buys about twice as much, and keeps it as labels grow.** The 60-minute checkpoint's vectors
+#   are 10-15 points above random weights at 30, 100 and 300 a class: at 300 still 10 points ahead, where
+#   the 15 minutes' advantage is gone. MiniLM stays 5-10 points above the hour.
+# - **Whether fine-tuning keeps what the probe shows** is the full run's to say: docs/experiments.md reports
+#   it as it is measured.
 
 # %%
 quick = ("package-topics", "probe")
 assert all(gains[(*quick, size, "minilm")] >= 10 for size in ("30", "100", "300")), gains
 assert all(5 <= gains[(*quick, size, "15min")] <= 9 for size in ("30", "100")), gains
 assert abs(gains[(*quick, "300", "15min")]) <= 2, gains
+assert all(9 <= gains[(*quick, size, "60min")] <= 16 for size in ("30", "100", "300")), gains
