@@ -138,7 +138,7 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     records = run_experiment(experiment, "quick", 2, out, stream=open(tmp_path / "log", "w"), live=False)
     assert len(records) == 2 * 5
     assert [record["seed"] for record in records[:2]] == [0, 1] and records[0]["arm"] == records[1]["arm"]
-    assert records[0]["arm"] == "random-sentiment-finetune-30"  # the smallest size first, both seeds
+    assert records[0]["arm"] == "random-sentiment-probe-30"  # the probe first, its smallest size, both seeds
     for record in records:
         rung, task, way, size = ladder.parse_arm(record["arm"])
         metrics = record["metrics"]

@@ -116,14 +116,15 @@ def arm_name(rung, task, way, size):
 
 
 def arms_for(modes):
-    """An Experiment's `arms` (mode -> {arm: label}) for `modes`: size by size (the small, cheap ones first),
-    task by task, way by way, rung by rung."""
+    """An Experiment's `arms` (mode -> {arm: label}) for `modes`: the probe's arms first (seconds each, so a
+    stopped ladder already holds one whole way), then fine-tuning's; in each, size by size (the small, cheap
+    ones first), task by task, rung by rung."""
     return lambda mode: _arms(modes.get(mode, modes["quick"]))  # another mode is refused by `settings` first
 
 
 def _arms(chosen):
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
-            for size in SIZES for task in chosen["tasks"] for way in WAYS for rung in RUNGS
+            for way in ("probe", "finetune") for size in SIZES for task in chosen["tasks"] for rung in RUNGS
             if any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))}
 
 

@@ -92,11 +92,16 @@ class ClassificationTask:
 
     def scores(self, model, features, batch_size=64):
         """The model's outputs for every feature: (N,) numbers for a regression, else (N, C) probabilities."""
-        batches = (self.batch(features[start:start + batch_size])
+        # Shortest first, so that each batch is padded to lengths close to its own: a dev set that mixes
+        # 5- and 100-token sentences then runs about 3x fewer tokens. The outputs go back to the given order.
+        order = np.argsort([len(f["input_ids"]) for f in features], kind="stable")
+        batches = (self.batch([features[i] for i in order[start:start + batch_size]])
                    for start in range(0, len(features), batch_size))
-        outputs = [F.softmax(logits).data if not self.regression else logits.data[:, 0]
-                   for _, logits in run_encoder_batches(model, batches)]
-        return np.concatenate(outputs)
+        outputs = np.concatenate([F.softmax(logits).data if not self.regression else logits.data[:, 0]
+                                  for _, logits in run_encoder_batches(model, batches)])
+        in_given_order = np.empty_like(outputs)
+        in_given_order[order] = outputs
+        return in_given_order
 
     def chance(self, examples):
         """(score, what scores it) for a model that learned nothing: always the most common label."""
