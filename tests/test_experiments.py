@@ -24,7 +24,7 @@ from minibert.experiments import EXPERIMENTS, load_experiment
 from minibert.experiments.linear_probe import fit_linear_classifier, predict
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.results import draw_results, results_record, write_results
-from minibert.experiments.runner import Experiment, run_experiment, run_path
+from minibert.experiments.runner import RESULTS_FILE, Experiment, run_experiment, run_path
 from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
 from minibert.experiments.table import cell, format_table
@@ -208,7 +208,8 @@ def test_a_folder_of_another_experiment_is_refused(tmp_path, left):
     runs: `experiment nsp --out E` with mask-rate's results in E mixed its records into E/runs and replaced
     E/results.json."""
     records = run_quietly(stub(), tmp_path)
-    write_results(tmp_path, results_record(stub(), "quick", records, "python -m minibert experiment stub"))
+    record = results_record(stub(), "quick", records, "python -m minibert experiment stub")
+    write_results(tmp_path / RESULTS_FILE, record)
     if left == "runs":
         (tmp_path / "results.json").unlink()
     else:
@@ -273,6 +274,28 @@ def experiment_command(arguments, capsys):
     return exit_info.value.code, out, err
 
 
+def test_so_far_reports_the_saved_runs_of_a_stopped_experiment_and_runs_none(tmp_path, monkeypatch, capsys):
+    """`--so-far` on a stopped experiment: the runs saved so far, in results-so-far.json (with how many runs
+    the experiment plans) and its picture, nothing run, the runs untouched; an empty folder is refused."""
+    monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: stub())
+    arguments = ["masking", "--seeds", "2", "--out", tmp_path]
+    status, _, err = experiment_command([*arguments, "--so-far"], capsys)
+    assert status == 2 and f"{tmp_path} holds no finished run of experiment masking --quick yet" in err
+    with pytest.raises(KeyboardInterrupt):
+        run_quietly(stub(interrupt_at=4), tmp_path, seeds=2)
+    before = contents(tmp_path)
+    monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: replace(stub(), run=never_run))
+    status, out, _ = experiment_command([*arguments, "--so-far"], capsys)
+    assert status == 0 and f"3 of {2 * len(ARMS)} runs so far" in out
+    saved = json.loads((tmp_path / "results-so-far.json").read_text())
+    assert saved["runs_planned"] == 2 * len(ARMS) and len(saved["runs"]) == 3
+    kept = [json.loads(data) for path, data in before.items() if path.suffix == ".json"]
+    assert sorted(saved["runs"], key=lambda run: (run["arm"], run["seed"])) == [
+        {key: record[key] for key in ("arm", "seed", "metrics", "seconds")} for record in kept]
+    assert (tmp_path / "experiment-masking-so-far.svg").is_file() and not (tmp_path / "results.json").exists()
+    assert {path: data for path, data in contents(tmp_path).items() if path in before} == before
+
+
 def test_the_command_makes_a_damaged_run_again_and_its_table_is_whole(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: stub())
     arguments = ["masking", "--seeds", "2", "--out", tmp_path]
@@ -289,7 +312,7 @@ def test_the_command_makes_a_damaged_run_again_and_its_table_is_whole(tmp_path, 
 def mask_rates_folder(folder):
     out = folder / "E"
     records = run_quietly(replace(stub(), name="mask-rate"), out)
-    write_results(out, results_record(replace(stub(), name="mask-rate"), "quick", records, "mask-rate"))
+    write_results(out / RESULTS_FILE, results_record(replace(stub(), name="mask-rate"), "quick", records, "mask-rate"))
     return out
 
 

@@ -46,6 +46,9 @@ def add_arguments(parser):
                         help="ladder and sentence-task: the model folder of a rung (15min, 60min, 60min_large, "
                              "minilm; 15min_sop, 15min_none) instead of its default (runs/mini-pydocs, "
                              "runs/mini-pydocs-60min, ..., the all-MiniLM-L6-v2 package)")
+    parser.add_argument("--so-far", action="store_true",
+                        help="run nothing: write results-so-far.json and the picture from the runs saved in "
+                             "--out so far (while the experiment runs there, or after it was stopped)")
 
 
 def rung_folder(text):
@@ -75,10 +78,7 @@ def with_rungs(experiment, name, folders):
 
 
 def run(args):
-    from minibert.experiments.results import draw_results, results_record, write_results
-    from minibert.experiments.runner import run_experiment
-    from minibert.experiments.summary import summarize_runs
-    from minibert.experiments.table import format_table
+    from minibert.experiments.runner import RESULTS_FILE, run_experiment
     from minibert.io.overwrite import check_not_a_file
     from minibert.io.run_lock import RunLock
 
@@ -88,6 +88,8 @@ def run(args):
     out = Path(args.out or Path("runs", "experiments", f"{args.name}-{args.mode}"))
     arms = experiment.arms(args.mode)
     check_not_a_file(out, "--out")
+    if args.so_far:
+        return report_so_far(experiment, args, out)
     if args.seeds < RECOMMENDED_SEEDS:
         print(f"warning: {args.seeds} seed(s) per arm; with fewer than {RECOMMENDED_SEEDS} the spread says "
               "little about the noise, and a difference between arms may be luck", file=sys.stderr)
@@ -100,10 +102,37 @@ def run(args):
         with StopRequest(lambda message: print(f"\n{message}", file=sys.stderr),
                          "Ctrl-C: stopping at the next training step (Ctrl-C again to quit now)"):
             records = run_experiment(experiment, args.mode, args.seeds, out)
-        record = results_record(experiment, args.mode, records, command_line(args))
-        metrics = experiment.metrics(args.mode)
-        print(format_table(summarize_runs(records, arms, metrics), metrics, arms))
-        print(experiment.note)
-        results = write_results(out, record)
-        figure = (experiment.figure or draw_results)(out / f"experiment-{args.name}.svg", record)
+        report(experiment, args, out, records, RESULTS_FILE, f"experiment-{args.name}.svg")
+
+
+def report_so_far(experiment, args, out):
+    """--so-far: the results of the runs saved in `out`, without taking its lock (an experiment may be
+    running there: it writes each record whole, by renaming, so what is read here is never half a run)."""
+    from minibert.errors import ConfigError
+    from minibert.experiments.runner import saved_records
+
+    saved = saved_records(experiment, args.mode, args.seeds, out, lambda line: print(line, file=sys.stderr))
+    records = [record for record in saved.values() if record is not None]
+    if not records:
+        raise ConfigError(f"{out} holds no finished run of experiment {args.name} --{args.mode} yet; start it "
+                          f"with `{command_line(args)}`")
+    print(f"experiment {args.name} ({args.mode}): {len(records)} of {len(saved)} runs so far, in {out}")
+    report(experiment, args, out, records, "results-so-far.json", f"experiment-{args.name}-so-far.svg",
+           planned=len(saved))
+
+
+def report(experiment, args, out, records, results_name, figure_name, planned=None):
+    """Print the table and write the results record and the picture of `records` into `out`."""
+    from minibert.experiments.results import draw_results, results_record, write_results
+    from minibert.experiments.summary import summarize_runs
+    from minibert.experiments.table import format_table
+
+    record = results_record(experiment, args.mode, records, command_line(args))
+    if planned is not None:
+        record["runs_planned"] = planned  # a record of part of an experiment says how much of it
+    metrics, arms = experiment.metrics(args.mode), experiment.arms(args.mode)
+    print(format_table(summarize_runs(records, arms, metrics), metrics, arms))
+    print(experiment.note)
+    results = write_results(out / results_name, record)
+    figure = (experiment.figure or draw_results)(out / figure_name, record)
     print(f"CPU: {record['cpu']}\nresults: {results}\npicture: {figure}")

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from minibert.cpu import describe_cpu
-from minibert.experiments.runner import RESULTS_FILE, write_record
+from minibert.experiments.runner import write_record
 from minibert.experiments.summary import summarize_runs
 from minibert.viz.svg import dot_plot_svg, save_svg
 
@@ -29,9 +29,9 @@ def results_record(experiment, mode, records, command):
     }
 
 
-def write_results(out_dir, record):
-    path = Path(out_dir) / RESULTS_FILE
-    write_record(path, record)  # atomically, as each run's record
+def write_results(path, record):
+    """`record` as JSON in `path` (an experiment's folder's RESULTS_FILE), atomically, as each run's record."""
+    write_record(Path(path), record)
     return path
 
 

@@ -154,25 +154,33 @@ def write_record(path, record):
         file.write((json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
-    """Run every arm of `experiment` with seeds 0..seeds-1 in `out_dir`, skipping the runs already saved
-    there; returns the records of all runs, in the order they run (arm by arm within seed by seed, or seed
-    by seed within arm by arm with `seeds_inner`)."""
+def saved_records(experiment, mode, seeds, out_dir, say):
+    """{(arm, seed): its saved record, or None} for every run of `experiment` in `mode`, in the order they
+    run (arm by arm within seed by seed, or seed by seed within arm by arm with `seeds_inner`). Refuses a
+    folder of another experiment or settings; a damaged record is said with `say` and set aside."""
     if mode not in MODES:
         raise ConfigError(f"mode {mode!r}; choose one of {', '.join(MODES)}")
-    settings, arms, metric_titles = experiment.settings(mode), experiment.arms(mode), experiment.metrics(mode)
+    settings, arms = experiment.settings(mode), experiment.arms(mode)
     for arm in arms:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", arm):
             raise ConfigError(f"arm {arm!r} of {experiment.name} cannot name a file; use letters, digits, . _ -")
     check_folder_is_its_own(out_dir, experiment.name, mode, settings)
-    if experiment.check is not None:
-        experiment.check(settings)
     plan = ([(arm, seed) for arm in arms for seed in range(seeds)] if experiment.seeds_inner
             else [(arm, seed) for seed in range(seeds) for arm in arms])
-    progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
-    records = {(arm, seed): read_record(run_path(out_dir, arm, seed), {
+    return {(arm, seed): read_record(run_path(out_dir, arm, seed), {
         "experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "settings": settings},
-        experiment.measured(mode, arm), progress.message) for arm, seed in plan}
+        experiment.measured(mode, arm), say) for arm, seed in plan}
+
+
+def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
+    """Run every arm of `experiment` with seeds 0..seeds-1 in `out_dir`, skipping the runs already saved
+    there; returns the records of all runs, in the order they run (saved_records)."""
+    progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
+    records = saved_records(experiment, mode, seeds, out_dir, progress.message)
+    settings, arms, metric_titles = experiment.settings(mode), experiment.arms(mode), experiment.metrics(mode)
+    if experiment.check is not None:
+        experiment.check(settings)
+    plan = list(records)
     done = sum(record is not None for record in records.values())
     if done:
         progress.message(f"{done} of {len(plan)} runs already in {Path(out_dir) / RUNS_FOLDER}: skipped")
