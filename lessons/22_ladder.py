@@ -85,23 +85,17 @@ if "all-MiniLM-L6-v2" in live:  # measured: 13.3 and 10.4 points above random we
 # ## The ladder, as measured
 #
 # `python -m minibert experiment ladder --quick` measures the probe of three rungs on package-topics with 3
-# seeds in under two minutes; `--full` measures every rung, task, size and way (hours on 2 cores: each
-# fine-tuning takes from half a minute to many). docs/experiments.md holds both runs and says when and where
-# they ran; this part reads the full run when it is stored, the quick one otherwise.
+# seeds in under two minutes; `--full` measures every rung, task, size and way: 306 runs, most of them
+# fine-tunings of one to ten minutes, a day of a 2-core laptop. docs/experiments.md holds the full run (the
+# runs it had measured when it was stored: the record says how many) and says when and where it ran.
 
 # %%
 course.title("the ladder, as docs/experiments.md reports it")
 record = lab.stored_record("ladder", "full")
-if record is None:  # the quick run, and the same quick run given the hour's folder for its 15-minute rung
-    record, hour = lab.stored_record("ladder", "quick"), lab.stored_record("ladder", "quick-hour")
-    print(f"{hour['command']}; {hour['date']}; {hour['cpu']}")
-    as_hour = {run["arm"]: "60min" + run["arm"].removeprefix("15min") for run in hour["runs"]
-               if run["arm"].startswith("15min-")}
-    record = {**record, "settings": {**record["settings"], "rungs": [*record["settings"]["rungs"], "60min"]},
-              "arms": {**record["arms"], **{arm: arm for arm in as_hour.values()}},
-              "runs": record["runs"] + [{**run, "arm": as_hour[run["arm"]]} for run in hour["runs"]
-                                        if run["arm"] in as_hour]}
-print(f"{record['command']}; {record['date']}; {record['cpu']}")
+if record is None:
+    raise SystemExit("this part reads docs/figures/experiment-ladder.json, which comes with the repository")
+planned = record.get("runs_planned", len(record["runs"]))  # a record stored before the run ended says so
+print(f"{record['command']}; {record['date']}; {record['cpu']}; {len(record['runs'])} of {planned} runs")
 course.save("22_ladder.svg", ladder_svg(record))
 summary = summarize_runs(record["runs"], record["arms"], record["metrics"])
 means = {arm: measured["accuracy"].mean for arm, measured in summary.items()}
@@ -122,21 +116,35 @@ for task in record["settings"]["tasks"]:
 
 # %% [markdown]
 # What the stored runs say, plainly (the lines above are their numbers):
-# - **A real BERT buys the most, at every size.** all-MiniLM-L6-v2's frozen vectors with one linear layer
-#   are 16-22 points above random weights on package-topics, whether 30 or 300 sentences a class are
-#   labelled.
-# - **15 minutes on a laptop buy a little, and only where labels are few.** The 15-minute checkpoint's
-#   vectors are about 7 points above random weights with 30 or 100 labelled sentences a class; by 300 the
-#   labels alone give random vectors as much.
-# - **An hour buys about twice as much, and keeps it as labels grow.** The 60-minute checkpoint's vectors
-#   are 10-15 points above random weights at 30, 100 and 300 a class: at 300 still 10 points ahead, where
-#   the 15 minutes' advantage is gone. MiniLM stays 5-10 points above the hour.
-# - **Whether fine-tuning keeps what the probe shows** is the full run's to say: docs/experiments.md reports
-#   it as it is measured.
+# - **A real BERT buys the most.** all-MiniLM-L6-v2's frozen vectors with one linear layer are 14 to 25
+#   points above random weights, on every task and at every size. Fine-tuned, it is about 20 points ahead
+#   with 30 sentences a class on the two topic tasks, and 7-8 with 100: by then random weights, trained on
+#   the task for 20 epochs, have learnt the libraries' words themselves.
+# - **15 minutes on a laptop buy almost nothing on real text.** The 15-minute checkpoint is between 4.4
+#   points below and 7.2 above random weights at every task, size and way; fine-tuned, within 3.4 points of
+#   them; on package-topics its vectors are worse than random ones from 100 a class up. Its masked LM is
+#   right 38% of the time on held-out text, but what it knows does not yet help with sentences about
+#   libraries it never read.
+# - **An hour buys something you can see in the vectors.** The 60-minute checkpoint's probe is 6 to 16
+#   points above random weights at 100 a class on every task: the first rung where pretraining is worth
+#   +5. Fine-tuning keeps less of it (0 to 5 points), because random weights relearn from the labels what
+#   the hour's vectors already held.
+# - **Sentence pairs are where fine-tuning a small model struggles.** On doc-pairs every fine-tuned rung is
+#   at most 8 points above chance, MiniLM too, although its probe, which reads each sentence alone, is 20
+#   points up. MiniLM learnt to compare two sentence vectors, not to read a pair joined by [SEP]; 200
+#   labelled pairs do not teach it that.
 
 # %%
-quick = ("package-topics", "probe")
-assert all(gains[(*quick, size, "minilm")] >= 10 for size in ("30", "100", "300")), gains
-assert all(5 <= gains[(*quick, size, "15min")] <= 9 for size in ("30", "100")), gains
-assert abs(gains[(*quick, "300", "15min")]) <= 2, gains
-assert all(9 <= gains[(*quick, size, "60min")] <= 16 for size in ("30", "100", "300")), gains
+probe, tuned = "probe", "finetune"
+tasks = record["settings"]["tasks"]
+measured = {size for (_, way, size, _) in gains if way == tuned}
+# The real BERT's vectors: at least 10 points over random weights, every task and size.
+assert all(gain >= 10 for (task, way, size, rung), gain in gains.items() if rung == "minilm" and way == probe), gains
+# The first rung worth +5 at 100 a class in the probe is the hour, on every task; 15 minutes are not.
+assert all(gains[(task, probe, "100", "60min")] >= 5 for task in tasks), gains
+assert all(gains[(task, probe, "100", "15min")] < 5 for task in tasks), gains
+# Fine-tuned, 15 minutes stay within 5 points of random weights, either side, at every size measured.
+assert all(abs(gains[(task, tuned, size, "15min")]) < 5 for task in tasks for size in measured), gains
+# Fine-tuned with 30 a class, MiniLM is far ahead on the topic tasks and not on pairs.
+assert all(gains[(task, tuned, "30", "minilm")] >= 15 for task in ("package-topics", "dependency-topics")), gains
+assert gains[("doc-pairs", tuned, "30", "minilm")] < 10, gains
