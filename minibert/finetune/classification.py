@@ -93,7 +93,7 @@ class ClassificationTask:
     def scores(self, model, features, batch_size=64):
         """The model's outputs for every feature: (N,) numbers for a regression, else (N, C) probabilities."""
         # Shortest first, so that each batch is padded to lengths close to its own: a dev set that mixes
-        # 5- and 100-token sentences then runs about 3x fewer tokens. The outputs go back to the given order.
+        # 5- and 100-token sentences then pads far less. The outputs go back to the given order.
         order = np.argsort([len(f["input_ids"]) for f in features], kind="stable")
         batches = (self.batch([features[i] for i in order[start:start + batch_size]])
                    for start in range(0, len(features), batch_size))
