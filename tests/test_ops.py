@@ -45,13 +45,14 @@ def test_pow(shape, exponent):
     assert gradcheck(lambda x: x ** exponent, leaf(shape, low=0.5))
 
 
-@given(small_shapes, st.sampled_from(["exp", "log", "tanh", "sqrt", "relu", "neg"]))
+@given(small_shapes, st.sampled_from(["exp", "log", "tanh", "sqrt", "relu", "abs", "neg"]))
 def test_elementwise(shape, name):
-    """exp, log, tanh, sqrt, relu and negation (relu away from its kink at 0, where it has no derivative)."""
+    """exp, log, tanh, sqrt, relu, abs and negation (relu and abs away from their kink at 0, where they have
+    no derivative)."""
     fn = {"exp": Tensor.exp, "log": Tensor.log, "tanh": Tensor.tanh, "sqrt": Tensor.sqrt,
-          "relu": Tensor.relu, "neg": Tensor.__neg__}[name]
+          "relu": Tensor.relu, "abs": Tensor.__abs__, "neg": Tensor.__neg__}[name]
     x = leaf(shape, low=0.1) if name in ("log", "sqrt") else leaf(shape)
-    if name == "relu":
+    if name in ("relu", "abs"):
         x.data[np.abs(x.data) < 1e-3] = 0.5
     assert gradcheck(fn, x)
 

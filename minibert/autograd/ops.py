@@ -139,6 +139,16 @@ class Relu(Function):
         return grad_output * self.positive
 
 
+class Abs(Function):
+    def forward(self, a):
+        self.sign = np.sign(a)
+        return np.abs(a)
+
+    def backward(self, grad_output):
+        # out = |a|  ->  d/da = sign(a): +1 where a > 0, -1 where a < 0 (0 at the kink, as PyTorch takes it)
+        return grad_output * self.sign
+
+
 class Sum(Function):
     def forward(self, a, axis=None, keepdims=False):
         self.a_shape, self.axis, self.keepdims = a.shape, axis, keepdims

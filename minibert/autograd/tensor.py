@@ -175,6 +175,9 @@ class Tensor:
     def relu(self):
         return ops.Relu.apply(self)
 
+    def __abs__(self):
+        return ops.Abs.apply(self)
+
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
