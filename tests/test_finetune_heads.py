@@ -6,9 +6,10 @@ import pytest
 from helpers import randomize
 
 from minibert import gradcheck
-from minibert.errors import CheckpointError
+from minibert.errors import CheckpointError, ShapeError
 from minibert.finetune.heads import (
     IGNORE_INDEX,
+    BertForPairClassification,
     BertForQuestionAnswering,
     BertForSequenceClassification,
     BertForTokenClassification,
@@ -88,6 +89,50 @@ def test_mean_pooling_averages_the_real_tokens_only():
     np.testing.assert_allclose(model(ids, types, mask).data, expected, rtol=1e-5, atol=1e-6)
     model.bert.pooler.dense.weight.data[...] = 0  # not read
     np.testing.assert_allclose(model(ids, types, mask).data, expected, rtol=1e-5, atol=1e-6)
+
+
+def pair_batch():
+    """(2, 3, 6) inputs of a bi-encoder: three A texts, then three B texts of other lengths; one segment."""
+    (ids_a, _, mask_a), (ids_b, _, mask_b) = padded_batch(0), padded_batch(1)
+    mask = np.stack([mask_a, mask_b[::-1]])  # B's lengths 2, 4, 6 against A's 6, 4, 2
+    ids = np.stack([ids_a, np.where(mask[1], ids_b + 1, 0)]) % 17
+    return ids, np.zeros_like(ids), mask
+
+
+def test_pair_head_gradcheck(backend):
+    """The bi-encoder's loss through [u, v, |u - v|, u * v], d/d(every parameter) against finite differences
+    in float64, dropout replayed, on both backends."""
+    model = randomize(BertForPairClassification(tiny_config(hidden_dropout_prob=0.2), 3).to(np.float64)).train()
+    ids, types, mask = pair_batch()
+    dropout_state = model.rng.bit_generator.state
+    names, params = zip(*model.named_parameters(), strict=True)
+
+    def loss(*_):
+        model.rng.bit_generator.state = dropout_state
+        return model.loss(model(ids, types, mask), np.array([2, 0, 1]))
+
+    assert gradcheck(loss, *params, names=names, max_entries=20)
+
+
+def test_pair_head_reads_each_text_alone():
+    """Each text is encoded alone: its vector is the mean of its real tokens' final vectors when it is run by
+    itself, unpadded; the logits are the classifier of [u, v, |u - v|, u * v], and the pooler is not read."""
+    model = randomize(BertForPairClassification(tiny_config(), num_labels=3)).eval()
+    ids, types, mask = pair_batch()
+
+    def alone(side, row):
+        length = mask[side, row].sum()
+        single = ids[side, row:row + 1, :length]
+        return model.bert(single, np.zeros_like(single), np.ones_like(single)).sequence_output.data[0].mean(axis=0)
+
+    u, v = (np.stack([alone(side, row) for row in range(3)]) for side in (0, 1))
+    features = np.hstack([u, v, np.abs(u - v), u * v])
+    expected = features @ model.classifier.weight.data.T + model.classifier.bias.data
+    np.testing.assert_allclose(model(ids, types, mask).data, expected, rtol=1e-4, atol=1e-5)
+    model.bert.pooler.dense.weight.data[...] = 0  # not read
+    np.testing.assert_allclose(model(ids, types, mask).data, expected, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ShapeError, match=r"\(2, B, S\)"):
+        model(ids[0], types[0], mask[0])
 
 
 def test_classification_and_regression_losses_by_formula():

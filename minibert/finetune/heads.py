@@ -3,6 +3,7 @@
     BertForSequenceClassification  pooled [CLS] -> Dropout -> Linear(H, C)    sentiment, GLUE
     BertForQuestionAnswering       every token -> Linear(H, 2): start, end     SQuAD
     BertForTokenClassification     every token -> Dropout -> Linear(H, C)     named entities
+    BertForPairClassification      A and B apart, mean -> Linear(4H, C)       a pair as two sentences
 
 "Fine-tuning" means that every weight learns, the encoder's too; only the head starts from nothing.
 Attribute names are HuggingFace's (`classifier`, `qa_outputs`), so the models load both ways.
@@ -18,6 +19,7 @@ Legend: B batch, S sequence length, H hidden size, C labels.
 import numpy as np
 
 from minibert import functional as F
+from minibert.autograd import concat
 from minibert.errors import CheckpointError, DataError, ShapeError
 from minibert.finetune.model_files import ENCODER_PREFIX, read_weights
 from minibert.io.checkpoint import stored_dtype
@@ -127,6 +129,13 @@ class FineTuningModel(SavableModel):
         return len(loaded)
 
 
+def mean_of_tokens(sequence_output, input_ids, attention_mask):
+    """(B, S, H) -> (B, H): each sequence's mean final vector over its real tokens, padding left out."""
+    real = np.ones(np.shape(input_ids)) if attention_mask is None else np.asarray(attention_mask)
+    real = real.astype(sequence_output.dtype)[:, :, None]  # (B, S, 1): 1 on real tokens
+    return (sequence_output * real).sum(axis=1) / real.sum(axis=1)
+
+
 class BertForSequenceClassification(FineTuningModel):
     """logits = Linear(Dropout(pooled [CLS])): one score per label (Google run_classifier.py
     `create_model`). With num_labels=1 the single output is a number and the loss is the squared error
@@ -148,9 +157,7 @@ class BertForSequenceClassification(FineTuningModel):
         """Returns the logits (B, C)."""
         output = self.bert(input_ids, token_type_ids, attention_mask)
         if self.config.extra.get("classifier_pooling", "cls") == "mean":
-            real = np.ones(np.shape(input_ids)) if attention_mask is None else np.asarray(attention_mask)
-            real = real.astype(output.sequence_output.dtype)[:, :, None]  # (B, S, 1): 1 on real tokens
-            pooled = (output.sequence_output * real).sum(axis=1) / real.sum(axis=1)  # (B, S, H) -> (B, H)
+            pooled = mean_of_tokens(output.sequence_output, input_ids, attention_mask)  # (B, H)
         else:
             pooled = output.pooled_output  # (B, H)
         return self.classifier(self.dropout(pooled))  # (B, H) -> (B, C)
@@ -162,6 +169,47 @@ class BertForSequenceClassification(FineTuningModel):
             error = logits.reshape(-1) - labels.astype(logits.dtype)  # (B,)
             return (error * error).mean()
         return F.cross_entropy(logits, labels)
+
+
+class BertForPairClassification(FineTuningModel):
+    """A bi-encoder (Sentence-BERT, Reimers and Gurevych 2019, §3): A and B are read apart, as two sentences,
+    and only their vectors meet.
+
+        u = mean(BERT([CLS] A [SEP]))    v = mean(BERT([CLS] B [SEP]))
+        logits = Linear([u, v, |u - v|, u * v])                         4H -> C
+
+    BERT's own way with a pair (BertForSequenceClassification) is a cross-encoder: `[CLS] A [SEP] B [SEP]`,
+    every token of A attending to every token of B. A bi-encoder gives that up for one sentence vector per
+    text, which is what sentence-embedding models such as all-MiniLM-L6-v2 were trained to give: fine-tuned
+    this way they start from what they know. |u - v| and u * v are there because a linear layer cannot
+    compare two vectors laid side by side, but it can read their difference and product (Conneau et al.
+    2017, InferSent; SBERT's Table 6 measures the choices). No dropout on the features, as in SBERT's
+    classification objective. No such class exists in HuggingFace.
+    """
+
+    head_name = "classifier"
+
+    def __init__(self, config, num_labels=None, seed=0):
+        super().__init__(config, num_labels, seed)
+        self.classifier = Linear(4 * config.hidden_size, self.num_labels, self.rng, config.initializer_range)
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        """input_ids, token_type_ids, attention_mask: (2, B, S), the A texts then the B texts, padded to one
+        length. Returns the logits (B, C)."""
+        if np.ndim(input_ids) != 3 or len(input_ids) != 2:
+            raise ShapeError(f"BertForPairClassification reads (2, B, S) inputs, A's then B's; got "
+                             f"{np.shape(input_ids)}")
+        _, batch, length = np.shape(input_ids)
+        flat = [None if array is None else np.reshape(array, (2 * batch, length))
+                for array in (input_ids, token_type_ids, attention_mask)]
+        sequence = self.bert(*flat).sequence_output  # (2B, S, H): A and B in one pass, each alone
+        vectors = mean_of_tokens(sequence, flat[0], flat[2])  # (2B, H)
+        u, v = vectors[:batch], vectors[batch:]  # (B, H) each
+        return self.classifier(concat([u, v, abs(u - v), u * v], axis=-1))  # (B, 4H) -> (B, C)
+
+    def loss(self, logits, labels):
+        """Mean cross-entropy over the batch."""
+        return F.cross_entropy(logits, np.asarray(labels))
 
 
 class BertForQuestionAnswering(FineTuningModel):
