@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from minibert.cli import main
-from minibert.errors import ConfigError
+from minibert.errors import ConfigError, DataError
 from minibert.finetune import FineTuneConfig, load_finetuned
 from minibert.finetune.predict import answer, classify, tag
 from minibert.finetune.run import run_finetuning
@@ -105,3 +105,55 @@ def test_fine_tune_settings_refuse_bad_values(changes):
     name = next(iter(changes))
     with pytest.raises(ConfigError, match=name):
         FineTuneConfig(**changes)
+
+
+def same_text_pairs(path, count, seed):
+    """`count` pairs of synthetic sentences: half are a sentence and itself (`same`), half two sentences."""
+    sentences = [line.split("\t")[0] for line in open(f"{SYNTHETIC}/sentiment_train.tsv", encoding="utf-8")][1:]
+    rng = np.random.default_rng(seed)
+    rows = ["sentence1\tsentence2\tlabel"]
+    for _ in range(count):
+        a, b = rng.choice(sentences, size=2, replace=False)
+        b = a if rng.random() < 0.5 else b
+        rows.append(f"{a}\t{b}\t{'same' if a == b else 'different'}")
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_bi_encoder_compares_its_two_sentence_vectors(tiny_folder, tmp_path, capsys):
+    """--pair-encoder bi reads A and B apart and classifies [u, v, |u - v|, u * v]: "is B the same text as
+    A?" is then |u - v| = 0, which random `tiny` weights learn in 30 steps (measured: 86.5% after 3 epochs
+    of 300 pairs, where the cross-encoder stays at chance). The saved model is rebuilt as a bi-encoder by
+    predict, and answers as the trained one does."""
+    train, dev = same_text_pairs(tmp_path / "train.tsv", 300, 0), same_text_pairs(tmp_path / "dev.tsv", 200, 1)
+    with pytest.raises(SystemExit) as status:
+        main(["finetune", "--task", "glue-tsv", "--model", str(tiny_folder), "--out", str(tmp_path / "bi"),
+              "--train", str(train), "--dev", str(dev), "--epochs", "3", "--lr", "1e-3", "--threads", "1",
+              "--random-init", "--pair-encoder", "bi", "--seed", "1"])
+    assert status.value.code == 0
+    record = json.loads((tmp_path / "bi" / "finetune.json").read_text())
+    assert record["best"]["accuracy"] >= 0.75, record["history"]
+    task, model = load_finetuned(tmp_path / "bi")
+    assert task.pair_encoder == "bi" and type(model).__name__ == "BertForPairClassification"
+    sentence = "这部电影真好看。"
+    answers = classify(task, model, [(sentence, sentence), (sentence, "这本书一点也不精彩！")])
+    assert [label for label, _ in answers] == ["same", "different"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["predict", "--model", str(tmp_path / "bi"), "--file", str(dev)])
+    assert f"accuracy {record['best']['accuracy']:.4f}" in capsys.readouterr().out
+
+
+def test_a_bi_encoder_needs_pairs(tiny_folder, tmp_path, capsys):
+    """A file of single sentences, a task that is not a classification, or a regression is refused in one
+    line, before any training."""
+    with pytest.raises(DataError, match="has one text, but a bi-encoder"):
+        run_finetuning("sentiment", tiny_folder, settings=FineTuneConfig(threads=1), random_init=True,
+                       task_options={"pair_encoder": "bi"}, log=None, train_limit=8, dev_limit=8)
+    with pytest.raises(SystemExit) as status:
+        main(["finetune", "--task", "conll", "--model", str(tiny_folder), "--out", str(tmp_path / "x"),
+              "--pair-encoder", "bi"])
+    assert status.value.code == 2 and "--pair-encoder is for classification" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="regression"):
+        run_finetuning("glue-tsv", tiny_folder, train="x", dev="y", task_options={"pair_encoder": "bi",
+                                                                              "regression": True}, log=None)

@@ -57,6 +57,10 @@ def add_arguments(parser):
                         help="draw the pooler afresh instead of keeping the one pretraining shaped for NSP")
     parser.add_argument("--pooling", choices=("cls", "mean"), default="cls",
                         help="classification: read the pooler's [CLS] (BERT's) or the mean of the tokens")
+    parser.add_argument("--pair-encoder", choices=("cross", "bi"), default="cross",
+                        help="classification of pairs: read [CLS] A [SEP] B [SEP] as one sequence (cross, "
+                             "BERT's) or A and B apart, as two sentence vectors (bi, Sentence-BERT's; for "
+                             "sentence-embedding models such as all-MiniLM-L6-v2)")
     parser.add_argument("--random-init", action="store_true",
                         help="start from random weights of the model's config and vocabulary, to measure "
                              "what pretraining is worth")
@@ -84,6 +88,10 @@ def run(args):
         if kind != "classification":
             raise ConfigError(f"--regression is for classification tasks (glue-tsv), not {args.task}")
         options["regression"] = True
+    if args.pair_encoder != "cross":
+        if kind != "classification":
+            raise ConfigError(f"--pair-encoder is for classification tasks of pairs, not {args.task}")
+        options["pair_encoder"] = args.pair_encoder
     if not args.plain:
         print("speed layer on: fused layers and the threads plan (minibert/fast; --plain: off)")
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,

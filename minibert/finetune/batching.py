@@ -37,16 +37,23 @@ def batch_order(count, batch_size, rng=None):
     return [order[start:start + batch_size] for start in range(0, count, batch_size)]
 
 
-def run_encoder_batches(model, batches):
-    """Run `model` in eval mode, without recording a graph, on each batch; yield (batch, outputs).
+def shortest_first(model, features, make_batch, length, batch_size=64):
+    """Run `model` on every feature, for evaluation; yield (indexes, outputs) per batch: which features the
+    batch holds, and the model's outputs for them, row by row.
 
-    The model is put back in training mode afterwards if it was in it.
+    The features are taken shortest first (`length(feature)`), so that each batch pads to lengths close to
+    its own: a dev set that mixes 5- and 100-token texts would otherwise pay for the long ones in every
+    batch. The model runs in eval mode, without recording a graph, and is put back in training mode
+    afterwards if it was in it.
     """
+    order = np.argsort([length(feature) for feature in features], kind="stable")
     was_training = model.training
     model.eval()
     try:
         with no_grad():
-            for batch in batches:
-                yield batch, model(batch["input_ids"], batch["segment_ids"], batch["input_mask"])
+            for start in range(0, len(order), batch_size):
+                indexes = order[start:start + batch_size]
+                batch = make_batch([features[i] for i in indexes])
+                yield indexes, model(batch["input_ids"], batch["segment_ids"], batch["input_mask"])
     finally:
         model.train(was_training)

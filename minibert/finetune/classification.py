@@ -6,6 +6,10 @@
 The pooled [CLS] vector feeds `BertForSequenceClassification`. Labels are numbered in sorted order of the
 training set's label names (SST-2: negative 0, positive 1, so F1 is that of `positive`). A regression
 (STS-B) has one output, a number, instead of labels.
+
+A pair can also be read as two sentences, `pair_encoder="bi"` (Sentence-BERT's bi-encoder,
+`BertForPairClassification`): [CLS] A [SEP] and [CLS] B [SEP] are encoded apart, and a batch holds both,
+(2, B, S).
 """
 
 # Every task module has the same parts, which `loop.py` and `predict.py` call: `read`, `fit_labels`,
@@ -15,20 +19,31 @@ import numpy as np
 
 from minibert import functional as F
 from minibert.data.problems import warn
-from minibert.errors import DataError
-from minibert.finetune.batching import encoder_inputs, run_encoder_batches
-from minibert.finetune.heads import BertForSequenceClassification
+from minibert.errors import ConfigError, DataError
+from minibert.finetune.batching import encoder_inputs, shortest_first
+from minibert.finetune.heads import BertForPairClassification, BertForSequenceClassification
 from minibert.finetune.metrics import classification_metrics, regression_metrics
 from minibert.finetune.readers import check_labels, label_set, read_tsv
+
+PAIR_ENCODERS = {"cross": "[CLS] A [SEP] B [SEP] in one sequence (BERT's)", "bi": "A and B read apart (SBERT's)"}
 
 
 class ClassificationTask:
     kind = "classification"
-    head = BertForSequenceClassification
 
-    def __init__(self, tokenizer, max_seq_length=128, labels=None, regression=False):
+    def __init__(self, tokenizer, max_seq_length=128, labels=None, regression=False, pair_encoder="cross"):
+        if pair_encoder not in PAIR_ENCODERS:
+            raise ConfigError(f"pair_encoder={pair_encoder!r}: choose "
+                              + " or ".join(f"{name!r} ({what})" for name, what in PAIR_ENCODERS.items()))
+        if pair_encoder == "bi" and regression:
+            raise ConfigError("a regression reads its pair in one sequence (pair_encoder 'cross'): the bi-encoder "
+                              "head here classifies; leave out --regression or --pair-encoder bi")
         self.tokenizer, self.max_seq_length = tokenizer, max_seq_length
-        self.labels, self.regression = labels, regression
+        self.labels, self.regression, self.pair_encoder = labels, regression, pair_encoder
+
+    @property
+    def head(self):
+        return BertForPairClassification if self.pair_encoder == "bi" else BertForSequenceClassification
 
     @property
     def main_metric(self):
@@ -36,7 +51,8 @@ class ClassificationTask:
 
     def state(self):
         """What `predict` needs to rebuild this task around a saved model."""
-        return {"max_seq_length": self.max_seq_length, "labels": self.labels, "regression": self.regression}
+        return {"max_seq_length": self.max_seq_length, "labels": self.labels, "regression": self.regression,
+                "pair_encoder": self.pair_encoder}
 
     def head_options(self):
         """How the head is built: one output for a regression, else one per label, with their names."""
@@ -56,20 +72,30 @@ class ClassificationTask:
                                 "always answers it and scores a meaningless accuracy of 1.0)")
 
     def encode(self, examples, training=False):
-        """One feature per example: token ids, segment ids and (when labelled) the label's id."""
+        """One feature per example: token ids, segment ids and (when labelled) the label's id. A bi-encoder's
+        feature holds its two sequences, [CLS] A [SEP] and [CLS] B [SEP], under "pair_ids"."""
         if not self.regression and examples[0].label is not None:
             check_labels(examples, self.labels)
         tokenizer, features, cut = self.tokenizer, [], []
         for example in examples:
             ids_a, ids_b = (None if text is None else tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
                             for text in (example.text_a, example.text_b))
+            label = example.label
+            if label is not None and not self.regression:
+                label = self.labels.index(label)
+            if self.pair_encoder == "bi":
+                if ids_b is None:
+                    raise DataError(f"{example.source}: has one text, but a bi-encoder (--pair-encoder bi) reads "
+                                    "a pair in every row; give a file of pairs, or leave out --pair-encoder bi")
+                sequences = [tokenizer.build_inputs(ids, max_length=self.max_seq_length)["input_ids"]
+                             for ids in (ids_a, ids_b)]
+                cut += [(example.source, len(ids) + 2) for ids in (ids_a, ids_b) if len(ids) + 2 > self.max_seq_length]
+                features.append({"pair_ids": sequences, "label": label})
+                continue
             length = len(ids_a) + len(ids_b or ()) + (2 if ids_b is None else 3)  # with [CLS] and [SEP]s
             if length > self.max_seq_length:
                 cut.append((example.source, length))
             encoded = tokenizer.build_inputs(ids_a, ids_b, max_length=self.max_seq_length)
-            label = example.label
-            if label is not None and not self.regression:
-                label = self.labels.index(label)
             features.append({"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
                              "label": label})
         if cut:  # BERT cuts the longer text of the pair from its end (`truncate_longest_first`)
@@ -79,8 +105,14 @@ class ClassificationTask:
         return features
 
     def batch(self, features):
-        batch = encoder_inputs([f["input_ids"] for f in features], [f["segment_ids"] for f in features],
-                               self.tokenizer.pad_token_id)
+        """The encoder's arrays, (B, S) each; a bi-encoder's are (2, B, S), the A texts then the B texts."""
+        if self.pair_encoder == "bi":
+            sequences = [f["pair_ids"][0] for f in features] + [f["pair_ids"][1] for f in features]
+            both = encoder_inputs(sequences, [[0] * len(ids) for ids in sequences], self.tokenizer.pad_token_id)
+            batch = {name: array.reshape(2, len(features), -1) for name, array in both.items()}
+        else:
+            batch = encoder_inputs([f["input_ids"] for f in features], [f["segment_ids"] for f in features],
+                                   self.tokenizer.pad_token_id)
         if features[0]["label"] is not None:
             batch["label_ids"] = np.array([f["label"] for f in features],
                                           dtype=np.float32 if self.regression else np.int64)
@@ -92,16 +124,17 @@ class ClassificationTask:
 
     def scores(self, model, features, batch_size=64):
         """The model's outputs for every feature: (N,) numbers for a regression, else (N, C) probabilities."""
-        # Shortest first, so that each batch is padded to lengths close to its own: a dev set that mixes
-        # 5- and 100-token sentences then pads far less. The outputs go back to the given order.
-        order = np.argsort([len(f["input_ids"]) for f in features], kind="stable")
-        batches = (self.batch([features[i] for i in order[start:start + batch_size]])
-                   for start in range(0, len(features), batch_size))
-        outputs = np.concatenate([F.softmax(logits).data if not self.regression else logits.data[:, 0]
-                                  for _, logits in run_encoder_batches(model, batches)])
-        in_given_order = np.empty_like(outputs)
-        in_given_order[order] = outputs
-        return in_given_order
+        outputs = [None] * len(features)
+        for indexes, logits in shortest_first(model, features, self.batch, self.length, batch_size):
+            scores = logits.data[:, 0] if self.regression else F.softmax(logits).data
+            for row, index in enumerate(indexes):
+                outputs[index] = scores[row]
+        return np.array(outputs)
+
+    @staticmethod
+    def length(feature):
+        """The tokens a feature holds: its sequence's, or both of a bi-encoder's."""
+        return sum(map(len, feature["pair_ids"])) if "pair_ids" in feature else len(feature["input_ids"])
 
     def chance(self, examples):
         """(score, what scores it) for a model that learned nothing: always the most common label."""

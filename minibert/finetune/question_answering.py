@@ -13,7 +13,7 @@ token as a start and as an end; `span_decoding.py` turns the scores of all windo
 
 import numpy as np
 
-from minibert.finetune.batching import encoder_inputs, run_encoder_batches
+from minibert.finetune.batching import encoder_inputs, shortest_first
 from minibert.finetune.heads import BertForQuestionAnswering
 from minibert.finetune.metrics import squad_metrics
 from minibert.finetune.readers import read_squad
@@ -67,15 +67,17 @@ class QuestionAnsweringTask:
         start_logits, end_logits = model(batch["input_ids"], batch["segment_ids"], batch["input_mask"])
         return model.loss(start_logits, end_logits, batch["start_positions"], batch["end_positions"])
 
+    @staticmethod
+    def length(window):
+        return len(window.input_ids)
+
     def answers(self, model, examples, windows, batch_size=64):
         """The n-best `Answer`s of every example, best first (an empty list when no span was valid)."""
-        chunks = [windows[start:start + batch_size] for start in range(0, len(windows), batch_size)]
-        start_logits, end_logits = [], []
-        encoded = (self.batch(chunk) for chunk in chunks)
-        for chunk, (_, (starts, ends)) in zip(chunks, run_encoder_batches(model, encoded), strict=True):
-            for row, window in enumerate(chunk):
-                start_logits.append(starts.data[row, :len(window.input_ids)])  # (S,) of this window
-                end_logits.append(ends.data[row, :len(window.input_ids)])
+        start_logits, end_logits = [None] * len(windows), [None] * len(windows)
+        for indexes, (starts, ends) in shortest_first(model, windows, self.batch, self.length, batch_size):
+            for row, index in enumerate(indexes):
+                start_logits[index] = starts.data[row, :self.length(windows[index])]  # (S,) of this window
+                end_logits[index] = ends.data[row, :self.length(windows[index])]
         by_example = [[] for _ in examples]
         for index, window in enumerate(windows):
             by_example[window.example_index].append(index)

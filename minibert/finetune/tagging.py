@@ -14,7 +14,7 @@ recall and F1 are then counted over whole entities (`metrics.entity_scores`).
 # says how many there were.
 
 from minibert.data.problems import warn
-from minibert.finetune.batching import encoder_inputs, pad, run_encoder_batches
+from minibert.finetune.batching import encoder_inputs, pad, shortest_first
 from minibert.finetune.heads import IGNORE_INDEX, BertForTokenClassification
 from minibert.finetune.metrics import entity_scores
 from minibert.finetune.readers import check_labels, read_conll, tag_set
@@ -85,16 +85,18 @@ class TaggingTask:
         logits = model(batch["input_ids"], batch["segment_ids"], batch["input_mask"])  # (B, S, C)
         return model.loss(logits, batch["label_ids"])
 
+    @staticmethod
+    def length(feature):
+        return len(feature["input_ids"])
+
     def predict_tags(self, model, features, batch_size=64):
         """The predicted tag of every word of every feature (O for words that did not fit)."""
-        batches = [features[start:start + batch_size] for start in range(0, len(features), batch_size)]
-        predictions = []
-        encoded = (self.batch(chunk) for chunk in batches)
-        for chunk, (_, logits) in zip(batches, run_encoder_batches(model, encoded), strict=True):
+        predictions = [None] * len(features)
+        for indexes, logits in shortest_first(model, features, self.batch, self.length, batch_size):
             best = logits.data.argmax(axis=-1)  # (B, S)
-            for row, feature in enumerate(chunk):
-                predictions.append([self.labels[best[row, p]] if p >= 0 else "O"
-                                    for p in feature["word_positions"]])
+            for row, index in enumerate(indexes):
+                predictions[index] = [self.labels[best[row, p]] if p >= 0 else "O"
+                                      for p in features[index]["word_positions"]]
         return predictions
 
     def chance(self, sentences):
