@@ -150,8 +150,8 @@ def test_a_damaged_record_is_named_kept_aside_and_its_run_made_again(tmp_path, d
     calls, stream = [], io.StringIO()
     records = run_quietly(stub(calls), tmp_path, stream=stream)
     assert calls == [("a", 1)]
-    assert f"{path} is damaged ({words}): kept as a-seed1.json.damaged, and its run is made again" in \
-        stream.getvalue()
+    said = f"{path} is damaged ({words}): kept as a-seed1.json.damaged; its run is made again when the experiment runs"
+    assert said in stream.getvalue()
     assert "5 of 6 runs already" in stream.getvalue()
     assert path.with_name("a-seed1.json.damaged").read_bytes() == damaged  # nothing lost
     summary = results_record(stub(), "quick", records, "python -m minibert experiment stub")["summary"]

@@ -35,7 +35,7 @@ def sentences(count, seed):
 def test_classification_scores_each_example_as_alone(pair_encoder):
     task = ClassificationTask(tokenizer(), labels=["no", "yes"], pair_encoder=pair_encoder)
     texts = sentences(14, 0)
-    examples = [TextExample(a, b, None, f"row {i}") for i, (a, b) in enumerate(zip(texts[:7], texts[7:]))]
+    examples = [TextExample(a, b, None, f"row {i}") for i, (a, b) in enumerate(zip(texts[:7], texts[7:], strict=True))]
     model = randomize(task.head(config(), num_labels=2))
     features = task.encode(examples)
     alone = np.concatenate([task.scores(model, [feature], batch_size=1) for feature in features])
@@ -54,7 +54,7 @@ def test_tagging_tags_each_sentence_as_alone():
 def test_question_answering_answers_each_question_as_alone():
     task = QuestionAnsweringTask(tokenizer(), max_seq_length=24, doc_stride=8, max_answer_length=5)
     examples = [QuestionExample(f"q{i}", question, context, [], f"question {i}")
-                for i, (question, context) in enumerate(zip(sentences(5, 2), sentences(5, 3)))]
+                for i, (question, context) in enumerate(zip(sentences(5, 2), sentences(5, 3), strict=True))]
     model = randomize(task.head(config()))
     windows = task.encode(examples)
     alone = [task.answers(model, [example], task.encode([example]), batch_size=1)[0] for example in examples]

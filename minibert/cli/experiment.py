@@ -48,7 +48,8 @@ def add_arguments(parser):
                              "runs/mini-pydocs-60min, ..., the all-MiniLM-L6-v2 package)")
     parser.add_argument("--so-far", action="store_true",
                         help="run nothing: write results-so-far.json and the picture from the runs saved in "
-                             "--out so far (while the experiment runs there, or after it was stopped)")
+                             "--out so far (while the experiment runs there, or after it was stopped); a "
+                             "damaged run record is set aside as NAME.damaged, as a run would, and left out")
 
 
 def rung_folder(text):

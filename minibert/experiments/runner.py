@@ -144,7 +144,7 @@ def read_record(path, fields, metrics, say):
         return record
     kept = free_name(path.with_name(path.name + ".damaged"))
     path.rename(kept)
-    say(f"{path} is damaged ({problem}): kept as {kept.name}, and its run is made again")
+    say(f"{path} is damaged ({problem}): kept as {kept.name}; its run is made again when the experiment runs")
     return None
 
 
