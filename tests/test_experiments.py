@@ -21,13 +21,13 @@ from minibert.cli import main
 from minibert.data.reverse import reverse_batch
 from minibert.errors import ConfigError
 from minibert.experiments import EXPERIMENTS, load_experiment
-from minibert.experiments.linear_probe import fit_linear_classifier, predict
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.results import draw_results, results_record, write_results
 from minibert.experiments.runner import RESULTS_FILE, Experiment, run_experiment, run_path
 from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
 from minibert.experiments.table import cell, format_table
+from minibert.finetune.linear_probe import fit_linear_classifier, predict
 from minibert.io.run_lock import LOCK_FILE
 from minibert.tokenizer import BertTokenizer
 from minibert.train.presets import RUN_PRESETS

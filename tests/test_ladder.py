@@ -12,9 +12,9 @@ from minibert.data.corpora.package_topics import split_examples, write_splits
 from minibert.errors import ConfigError, DataError
 from minibert.experiments import ladder, ladder_tasks, sentence_task
 from minibert.experiments.ladder_figure import ladder_svg
-from minibert.experiments.linear_probe import fit_chosen_ridge, fit_linear_classifier, predict
 from minibert.experiments.results import results_record
 from minibert.experiments.runner import run_experiment
+from minibert.finetune.linear_probe import fit_chosen_ridge, fit_linear_classifier, predict
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer.trainer import train_wordpiece
 from tests.helpers import ROOT

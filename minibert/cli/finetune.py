@@ -57,6 +57,9 @@ def add_arguments(parser):
                         help="draw the pooler afresh instead of keeping the one pretraining shaped for NSP")
     parser.add_argument("--pooling", choices=("cls", "mean"), default="cls",
                         help="classification: read the pooler's [CLS] (BERT's) or the mean of the tokens")
+    parser.add_argument("--head-init", choices=("random", "probe"), default="random",
+                        help="classification: start the new head from random numbers (BERT's) or from the "
+                             "linear probe of the frozen encoder's features, then fine-tune (LP-FT)")
     parser.add_argument("--pair-encoder", choices=("cross", "bi"), default="cross",
                         help="classification of pairs: read [CLS] A [SEP] B [SEP] as one sequence (cross, "
                              "BERT's) or A and B apart, as two sentence vectors (bi, Sentence-BERT's; for "
@@ -97,7 +100,8 @@ def run(args):
     settings = FineTuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                               warmup_proportion=args.warmup, seed=args.seed, threads=args.threads,
                               plain=args.plain, layer_decay=args.layer_decay, head_lr=args.head_lr,
-                              reinit_pooler=args.reinit_pooler, pooling=args.pooling)
+                              reinit_pooler=args.reinit_pooler, pooling=args.pooling,
+                              head_init=args.head_init)
     task, _, result = run_finetuning(args.task, args.model, args.out, args.train, args.dev, settings,
                                      args.random_init, options, overwrite=args.overwrite)
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())

@@ -14,8 +14,8 @@ outside them (by `python -m minibert pretrain`, or a real BERT) on real text: `l
 # results.py            results.json (command, date, CPU, settings, every run, summary) and the SVG
 # setup.py              what every experiment shares in quick and full mode
 # pretraining.py        pretraining in memory with the pretraining loop's own step
-# downstream.py         the tasks, fine-tuning, and features from a frozen encoder
-# linear_probe.py       the linear classifier of the feature-based approach
+# downstream.py         the tasks, fine-tuning, and features from a frozen encoder (with the linear
+#                       classifier of minibert/finetune/linear_probe.py)
 # direction.py, masking.py, mask_rate.py, nsp.py, pretraining_worth.py, size.py: the six experiments of
 #                       one variable each
 # ladder_tasks.py, ladder_figure.py, ladder.py: the ladder, from random weights to a real BERT

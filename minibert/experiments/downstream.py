@@ -19,8 +19,8 @@ import numpy as np
 from minibert.autograd import no_grad
 from minibert.data.corpora.sentence_order import sentence_order_examples
 from minibert.data.reverse import reverse_batch, reversed_positions
-from minibert.experiments.linear_probe import fit_linear_classifier, predict
 from minibert.finetune import FineTuneConfig
+from minibert.finetune.linear_probe import fit_linear_classifier, predict
 from minibert.finetune.loop import fine_tune
 from minibert.finetune.metrics import entity_scores
 from minibert.finetune.readers import TextExample

@@ -41,9 +41,9 @@ import numpy as np
 from minibert.errors import ConfigError
 from minibert.experiments.ladder_figure import draw_ladder
 from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, task_files, training_file
-from minibert.experiments.linear_probe import fit_chosen_ridge, predict
 from minibert.experiments.runner import Experiment
 from minibert.finetune import FineTuneConfig
+from minibert.finetune.linear_probe import fit_chosen_ridge, predict
 from minibert.finetune.run import run_finetuning
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertModel

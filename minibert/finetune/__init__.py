@@ -6,7 +6,7 @@ task modules (classification.py, question_answering.py, tagging.py), loop.py (th
 """
 
 # Read in this order:
-# heads.py               the three heads: [CLS] classification, answer spans, token tags
+# heads.py               the heads: [CLS] classification, a bi-encoder's pairs, answer spans, token tags
 # readers.py             GLUE TSV, SQuAD v1.1 JSON and CoNLL files, with errors that name file and line
 #                        (json_location.py finds a line inside a JSON file)
 # batching.py            encoded examples padded into batches with Google's feature names
@@ -17,6 +17,8 @@ task modules (classification.py, question_answering.py, tagging.py), loop.py (th
 # tagging.py             the tagging task: a label at each word's first piece
 # metrics.py             accuracy, F1, Matthews; SQuAD EM and F1; entity precision, recall and F1
 # tasks.py               the task names of the command line and their data
+# linear_probe.py        a ridge classifier of frozen features, solved in closed form
+# probe_start.py         a classifier head started from that probe (LP-FT)
 # loop.py                the fine-tuning loop
 # report.py              report.html after each epoch: dev metrics, confusion matrix, mistakes
 # model_files.py         reading the starting weights from a run folder or a HuggingFace folder

@@ -37,9 +37,10 @@ def batch_order(count, batch_size, rng=None):
     return [order[start:start + batch_size] for start in range(0, count, batch_size)]
 
 
-def shortest_first(model, features, make_batch, length, batch_size=64):
+def shortest_first(model, features, make_batch, length, batch_size=64, forward=None):
     """Run `model` on every feature, for evaluation; yield (indexes, outputs) per batch: which features the
-    batch holds, and the model's outputs for them, row by row.
+    batch holds, and the model's outputs for them, row by row (or `forward`'s, a method of the model such as
+    `head_inputs`).
 
     The features are taken shortest first (`length(feature)`), so that each batch pads to lengths close to
     its own: a dev set that mixes 5- and 100-token texts would otherwise pay for the long ones in every
@@ -47,6 +48,7 @@ def shortest_first(model, features, make_batch, length, batch_size=64):
     afterwards if it was in it.
     """
     order = np.argsort([length(feature) for feature in features], kind="stable")
+    forward = forward or model
     was_training = model.training
     model.eval()
     try:
@@ -54,6 +56,6 @@ def shortest_first(model, features, make_batch, length, batch_size=64):
             for start in range(0, len(order), batch_size):
                 indexes = order[start:start + batch_size]
                 batch = make_batch([features[i] for i in indexes])
-                yield indexes, model(batch["input_ids"], batch["segment_ids"], batch["input_mask"])
+                yield indexes, forward(batch["input_ids"], batch["segment_ids"], batch["input_mask"])
     finally:
         model.train(was_training)

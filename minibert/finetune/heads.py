@@ -155,12 +155,14 @@ class BertForSequenceClassification(FineTuningModel):
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None):
         """Returns the logits (B, C)."""
+        return self.classifier(self.dropout(self.head_inputs(input_ids, token_type_ids, attention_mask)))
+
+    def head_inputs(self, input_ids, token_type_ids=None, attention_mask=None):
+        """What the classifier reads, (B, H): the pooled [CLS], or the mean of the real tokens."""
         output = self.bert(input_ids, token_type_ids, attention_mask)
         if self.config.extra.get("classifier_pooling", "cls") == "mean":
-            pooled = mean_of_tokens(output.sequence_output, input_ids, attention_mask)  # (B, H)
-        else:
-            pooled = output.pooled_output  # (B, H)
-        return self.classifier(self.dropout(pooled))  # (B, H) -> (B, C)
+            return mean_of_tokens(output.sequence_output, input_ids, attention_mask)
+        return output.pooled_output
 
     def loss(self, logits, labels):
         """Mean cross-entropy over the batch, or mean squared error when num_labels=1."""
@@ -196,6 +198,10 @@ class BertForPairClassification(FineTuningModel):
     def forward(self, input_ids, token_type_ids=None, attention_mask=None):
         """input_ids, token_type_ids, attention_mask: (2, B, S), the A texts then the B texts, padded to one
         length. Returns the logits (B, C)."""
+        return self.classifier(self.head_inputs(input_ids, token_type_ids, attention_mask))
+
+    def head_inputs(self, input_ids, token_type_ids=None, attention_mask=None):
+        """What the classifier reads, (B, 4H): [u, v, |u - v|, u * v]."""
         if np.ndim(input_ids) != 3 or len(input_ids) != 2:
             raise ShapeError(f"BertForPairClassification reads (2, B, S) inputs, A's then B's; got "
                              f"{np.shape(input_ids)}")
@@ -205,7 +211,7 @@ class BertForPairClassification(FineTuningModel):
         sequence = self.bert(*flat).sequence_output  # (2B, S, H): A and B in one pass, each alone
         vectors = mean_of_tokens(sequence, flat[0], flat[2])  # (2B, H)
         u, v = vectors[:batch], vectors[batch:]  # (B, H) each
-        return self.classifier(concat([u, v, abs(u - v), u * v], axis=-1))  # (B, 4H) -> (B, C)
+        return concat([u, v, abs(u - v), u * v], axis=-1)
 
     def loss(self, logits, labels):
         """Mean cross-entropy over the batch."""

@@ -19,6 +19,8 @@ and batches, the loss, and the dev metrics.
 # - gradients clipped to global norm 1.0;
 # - the dev set is evaluated after every epoch, and the best epoch's model is the one kept (saved to
 #   `out_dir` if given), as one picks the best of several runs in the paper.
+# - the head starts from N(0, 0.02), as BERT's; `head_init="probe"` starts a classifier from the linear
+#   probe of the frozen encoder instead (probe_start.py, LP-FT), which docs/finetuning_recipe.md measures.
 
 import math
 import time
@@ -32,6 +34,7 @@ from minibert.fast import accelerate, process_plan
 from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
+from minibert.finetune.probe_start import start_head_from_probe
 from minibert.finetune.report import write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
@@ -57,6 +60,7 @@ class FineTuneConfig:
     head_lr: float | None = None  # lr of the pooler and the head (None: the same as the encoder's top)
     reinit_pooler: bool = False  # draw the pooler afresh: it was trained for NSP, not for this task
     pooling: str = "cls"  # classification: "cls" (the pooler, BERT's) or "mean" of the real tokens (heads.py)
+    head_init: str = "random"  # classification: "random" (BERT's N(0, 0.02)) or "probe" (probe_start.py)
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):
@@ -76,6 +80,9 @@ class FineTuneConfig:
                               "rate, 0.8 gives each layer 0.8 of the rate of the one above")
         if self.pooling not in ("cls", "mean"):
             raise ConfigError(f"pooling={self.pooling!r}: choose 'cls' (BERT's pooler) or 'mean'")
+        if self.head_init not in ("random", "probe"):
+            raise ConfigError(f"head_init={self.head_init!r}: choose 'random' (BERT's) or 'probe' (the linear "
+                              "probe of the frozen encoder, then fine-tuning)")
         if self.head_lr is not None and not self.head_lr > 0:
             raise ConfigError(f"head_lr={self.head_lr} must be > 0, or None for the encoder's rate")
 
@@ -122,6 +129,9 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
     log go (nothing is written when None). record: extra facts for finetune.json (task name, source).
     """
     settings = settings or FineTuneConfig()
+    if settings.head_init == "probe" and (task.kind != "classification" or task.regression):
+        raise ConfigError("head_init 'probe' (--head-init probe) starts a classifier from a linear probe; this "
+                          f"task is {'a regression' if task.kind == 'classification' else task.kind}: leave it out")
     if settings.reinit_pooler:
         model.reinitialize_pooler()
     if settings.pooling != "cls":  # saved in config.json, so that predict pools the same way
@@ -146,6 +156,10 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                          "the model cannot tell those words apart; use a model whose vocabulary was trained "
                          "on text like the task's (e.g. train the vocabulary on the corpus plus the task "
                          "files)")
+    if settings.head_init == "probe":
+        ridge = start_head_from_probe(task, model, train_features, settings.eval_batch_size)
+        progress.message(f"head: the linear probe of the frozen encoder's inputs to it (ridge penalty {ridge:g}, "
+                         "chosen on folds of the training set), then every weight is fine-tuned")
     steps_per_epoch = math.ceil(len(train_features) / settings.batch_size)
     epochs = settings.epochs or default_epochs(steps_per_epoch)
     total_steps = epochs * steps_per_epoch
