@@ -5,6 +5,7 @@ import io
 import json
 
 import pytest
+from helpers import write_layout
 
 from minibert.cli import main
 from minibert.finetune import FineTuneConfig
@@ -71,3 +72,20 @@ def test_a_label_the_fine_tuned_head_was_not_built_for_is_named(folders, capsys)
     (folders / "three.tsv").write_text("sentence\tlabel\na b\tpos\nc d\tneg\ne f\tmaybe\n")
     line = finetune_error(folders, folders / "tuned", capsys, train="three.tsv")
     assert "the task's labels ['maybe'] are not those the head of" in line and "['neg', 'pos']" in line
+
+
+@pytest.mark.parametrize("layout, pooling, random_init, expected", [
+    ({}, None, False, "mean"),  # a sentence-transformers folder that takes the mean: its pooling
+    ({}, "cls", False, "cls"),  # what the user names wins
+    ({"pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}, None, False, "cls"),
+    ({}, None, True, "cls"),  # random weights were trained to pool nothing: BERT's
+    (None, None, False, "cls"),  # a plain BERT folder: BERT's
+])
+def test_the_pooling_defaults_to_the_one_the_folder_was_trained_with(folders, layout, pooling, random_init,
+                                                                      expected):
+    if layout is not None:
+        write_layout(folders / "model", pooling=layout)
+    _, model, _ = run_finetuning("glue-tsv", folders / "model", train=folders / "train.tsv",
+                                 dev=folders / "train.tsv", settings=FineTuneConfig(epochs=1, pooling=pooling),
+                                 random_init=random_init, stream=io.StringIO(), log=None)
+    assert model.config.extra.get("classifier_pooling", "cls") == expected

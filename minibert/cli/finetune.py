@@ -55,8 +55,10 @@ def add_arguments(parser):
                         default=None, help="learning rate of the pooler and the new head (default: --lr)")
     parser.add_argument("--reinit-pooler", action="store_true",
                         help="draw the pooler afresh instead of keeping the one pretraining shaped for NSP")
-    parser.add_argument("--pooling", choices=("cls", "mean"), default="cls",
-                        help="classification: read the pooler's [CLS] (BERT's) or the mean of the tokens")
+    parser.add_argument("--pooling", choices=("cls", "mean"), default=None,
+                        help="classification: read the pooler's [CLS] (BERT's) or the mean of the tokens "
+                             "(default: the mean for a sentence-transformers folder that pools so, such as "
+                             "all-MiniLM-L6-v2, else the [CLS])")
     parser.add_argument("--head-init", choices=("random", "probe"), default="random",
                         help="classification: start the new head from random numbers (BERT's) or from the "
                              "linear probe of the frozen encoder's features, then fine-tune (LP-FT)")

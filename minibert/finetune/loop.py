@@ -59,7 +59,9 @@ class FineTuneConfig:
     layer_decay: float = 1.0  # lr of encoder layer l is lr·decay^(L+1-l) (optim/layer_decay.py); 1: BERT's
     head_lr: float | None = None  # lr of the pooler and the head (None: the same as the encoder's top)
     reinit_pooler: bool = False  # draw the pooler afresh: it was trained for NSP, not for this task
-    pooling: str = "cls"  # classification: "cls" (the pooler, BERT's) or "mean" of the real tokens (heads.py)
+    # classification: "cls" (the pooler, BERT's) or "mean" of the real tokens (heads.py); None: the model
+    # folder's (run.py: "mean" for a sentence-transformers folder that pools so, else "cls")
+    pooling: str | None = None
     head_init: str = "random"  # classification: "random" (BERT's N(0, 0.02)) or "probe" (probe_start.py)
 
     def __post_init__(self):
@@ -78,7 +80,7 @@ class FineTuneConfig:
         if not 0 < self.layer_decay <= 1:
             raise ConfigError(f"layer_decay={self.layer_decay} must be in (0, 1]: 1 gives every layer the same "
                               "rate, 0.8 gives each layer 0.8 of the rate of the one above")
-        if self.pooling not in ("cls", "mean"):
+        if self.pooling not in (None, "cls", "mean"):
             raise ConfigError(f"pooling={self.pooling!r}: choose 'cls' (BERT's pooler) or 'mean'")
         if self.head_init not in ("random", "probe"):
             raise ConfigError(f"head_init={self.head_init!r}: choose 'random' (BERT's) or 'probe' (the linear "
@@ -134,7 +136,7 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
                           f"task is {'a regression' if task.kind == 'classification' else task.kind}: leave it out")
     if settings.reinit_pooler:
         model.reinitialize_pooler()
-    if settings.pooling != "cls":  # saved in config.json, so that predict pools the same way
+    if settings.pooling not in (None, "cls"):  # saved in config.json, so that predict pools the same way
         model.config.extra["classifier_pooling"] = settings.pooling
     if settings.plain:
         return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)

@@ -7,6 +7,7 @@ file, puts the task's head on the encoder (or on a fresh one, `random_init=True`
 """
 
 import contextlib
+from dataclasses import replace
 from pathlib import Path
 
 from minibert.finetune.loop import FineTuneConfig, build_model, fine_tune
@@ -14,6 +15,7 @@ from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.tasks import data_files, make_task
 from minibert.io.overwrite import check_can_write
 from minibert.io.run_lock import RunLock
+from minibert.io.sentence_layout import read_sentence_layout
 from minibert.tokenizer import BertTokenizer
 from minibert.train.logs import LOG_FILE
 from minibert.train.model_folder import check_model_folder
@@ -34,7 +36,7 @@ def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, set
     with RunLock(out_dir, "fine-tuning run") if out_dir is not None else contextlib.nullcontext():
         if out_dir is not None and overwrite:
             (Path(out_dir) / LOG_FILE).unlink(missing_ok=True)  # the log of the model being replaced
-        settings = settings or FineTuneConfig()
+        settings = with_folder_pooling(settings or FineTuneConfig(), model_dir, random_init, log)
         train_path, dev_path = data_files(task_name, train, dev, log=log)
         task_options = task_options or {}
         task = make_task(task_name, BertTokenizer.from_pretrained(model_dir), **task_options)
@@ -47,6 +49,21 @@ def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, set
                   "train": str(train_path), "dev": str(dev_path)}
         result = fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
         return task, model, result
+
+
+def with_folder_pooling(settings, model_dir, random_init, log):
+    """`settings` with the pooling the model was trained with when it names none: the mean of the tokens for a
+    sentence-transformers folder whose Pooling module takes the mean (all-MiniLM-L6-v2: its [CLS] and pooler
+    were never trained by its last stage), else BERT's pooled [CLS]. Random weights were trained for
+    nothing: BERT's."""
+    if settings.pooling is not None:
+        return settings
+    layout = None if random_init else read_sentence_layout(model_dir)
+    pooling = "mean" if layout is not None and layout.pooling == ("mean",) else "cls"
+    if pooling == "mean" and log is not None:
+        log(f"pooling: the mean of the tokens, as {model_dir} was trained to pool (its 1_Pooling/config.json); "
+            "--pooling cls reads the pooler's [CLS] instead")
+    return replace(settings, pooling=pooling)
 
 
 def fit_pretrained_length(task, model_dir, task_options, log):
