@@ -72,7 +72,8 @@ def test_arms_name_their_rung_task_way_and_size():
         for arm in [*arms("quick"), *arms("full")]:
             rung, task, way, size = ladder.parse_arm(arm)
             assert ladder.arm_name(rung, task, way, size) == arm and re.fullmatch(r"[A-Za-z0-9_.-]+", arm)
-    assert len(ladder.arms("full")) == (4 * 4 + 1) * 3 * 2  # the hour on pydocs-large at 100 a class only
+    # the hour on pydocs-large at 100 a class only; LP-FT at 30 and 100
+    assert len(ladder.arms("full")) == (4 * 4 + 1) * 3 * 2 + 4 * 2 * 3
     assert {ladder.parse_arm(arm)[2] for arm in ladder.arms("quick")} == {"probe"}
     # the sentence-task rungs are sentence-task's alone: the ladder's settings (and its stored runs) keep theirs
     assert not {"15min_sop", "15min_none"} & set(ladder.settings("full")["folders"])
@@ -127,7 +128,8 @@ def small_ladder(tmp_path, monkeypatch):
     monkeypatch.setitem(ladder.MODES, "quick", {
         "tasks": ["sentiment"], "dev_per_class": 50,
         "ways": {"probe": [{"rungs": ["random", "15min"], "sizes": ["30", "100"]}],
-                 "finetune": [{"rungs": ["random"], "sizes": ["30"]}]}})
+                 "finetune": [{"rungs": ["random"], "sizes": ["30"]}],
+                 "lpft": [{"rungs": ["15min"], "sizes": ["30"]}]}})
     return ladder.with_folders(ladder.settings("quick"), {"15min": str(folder)}), folder
 
 
@@ -136,7 +138,7 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     experiment = ladder.EXPERIMENT.__class__(**{**ladder.EXPERIMENT.__dict__, "settings": lambda mode: settings})
     out = tmp_path / "E"
     records = run_experiment(experiment, "quick", 2, out, stream=open(tmp_path / "log", "w"), live=False)
-    assert len(records) == 2 * 5
+    assert len(records) == 2 * 6
     assert [record["seed"] for record in records[:2]] == [0, 1] and records[0]["arm"] == records[1]["arm"]
     assert records[0]["arm"] == "random-sentiment-probe-30"  # the probe first, its smallest size, both seeds
     for record in records:
@@ -150,5 +152,32 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     # random weights are drawn per seed, and each seed draws its own examples
     assert by_arm[("random-sentiment-probe-100", 0)] != by_arm[("random-sentiment-probe-100", 1)]
     svg = ladder_svg(results_record(experiment, "quick", records, "test"))
-    assert svg.count('class="series"') == 3 and svg.count('class="point"') == 2 + 2 + 1
+    assert svg.count('class="series"') == 4 and svg.count('class="point"') == 2 + 2 + 1 + 1
     assert ">30</text>" in svg and ">100</text>" in svg and "sentiment, linear probe" in svg
+    assert "sentiment, probe, then fine-tuned" in svg
+
+
+@pytest.mark.parametrize("way, pair_file, recipe, options", [
+    ("finetune", False, {"pooling": "cls", "head_init": "random"}, {}),
+    ("finetune", True, {"pooling": "cls", "head_init": "random"}, {}),
+    ("lpft", False, {"pooling": "mean", "head_init": "probe"}, {}),
+    ("lpft", True, {"pooling": "mean", "head_init": "probe"}, {"pair_encoder": "bi"}),
+])
+def test_each_fine_tuning_way_asks_the_finetune_command_for_its_recipe(way, pair_file, recipe, options, tmp_path,
+                                                                       monkeypatch):
+    """BERT's recipe reads the pooler's [CLS] whatever the folder (the stored runs were made so); LP-FT reads
+    the probe's own features: the mean of the tokens, and a pair's two texts apart."""
+    asked = {}
+
+    def fake_run(task, folder, train, dev, settings, random_init, task_options, stream, log):
+        asked.update(settings=settings, options=task_options)
+        return None, None, type("Result", (), {"best_metrics": {"accuracy": 0.5}})()
+
+    monkeypatch.setattr(ladder, "run_finetuning", fake_run)
+    train = tmp_path / "train.tsv"
+    train.write_text("sentence1\tsentence2\tlabel\na\tb\tsame\n" if pair_file else "sentence\tlabel\na\tpos\n",
+                     encoding="utf-8")
+    settings = {"folders": {"15min": str(tmp_path)}}
+    assert ladder.fine_tune_accuracy(settings, "15min", tmp_path, train, train, 2, way) == 50.0
+    assert {name: getattr(asked["settings"], name) for name in recipe} == recipe
+    assert asked["settings"].seed == 2 and asked["options"] == options

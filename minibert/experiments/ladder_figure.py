@@ -1,6 +1,6 @@
 """The ladder's picture: dev accuracy against labelled examples a class, one line per rung (the mean over
-the seeds), one panel per task and way (fine-tuned, linear probe). The x axis is logarithmic, as the sizes
-30, 100, 300 are; "all" sits where its count falls."""
+the seeds), one panel per task and way (fine-tuned, linear probe, probe then fine-tuned). The x axis is
+logarithmic, as the sizes 30, 100, 300 are; "all" sits where its count falls."""
 
 import math
 
@@ -30,12 +30,13 @@ def ladder_svg(record):
     """The picture of a ladder results record (results.py's results_record), as an SVG string."""
     from minibert.experiments.ladder import WAYS
 
-    charts = []
+    charts, columns = [], 1
     for task in record["settings"]["tasks"]:
         panels = {way: panel_lines(record, task, way) for way in WAYS}
         # the sizes of both ways on each panel's axis, so that the two panels of a task line up
         counts = sorted({count for lines in panels.values() for xs, _ in lines.values() for count in xs})
         ticks = {math.log10(count): f"{count:g}" for count in counts}
+        columns = max(columns, sum(1 for lines in panels.values() if lines))
         for way, lines in panels.items():
             if not lines:
                 continue
@@ -45,7 +46,7 @@ def ladder_svg(record):
                                          markers=True))
     if not charts:
         raise ValueError("the ladder has no finished runs to draw yet")
-    return panels_svg(charts, columns=min(2, len(charts)))
+    return panels_svg(charts, columns=columns)  # a task's ways side by side
 
 
 def draw_ladder(path, record):
