@@ -84,25 +84,32 @@ class ClassificationTask:
             if label is not None and not self.regression:
                 label = self.labels.index(label)
             if self.pair_encoder == "bi":
-                if ids_b is None:
-                    raise DataError(f"{example.source}: has one text, but a bi-encoder (--pair-encoder bi) reads "
-                                    "a pair in every row; give a file of pairs, or leave out --pair-encoder bi")
-                sequences = [tokenizer.build_inputs(ids, max_length=self.max_seq_length)["input_ids"]
-                             for ids in (ids_a, ids_b)]
-                cut += [(example.source, len(ids) + 2) for ids in (ids_a, ids_b) if len(ids) + 2 > self.max_seq_length]
-                features.append({"pair_ids": sequences, "label": label})
-                continue
-            length = len(ids_a) + len(ids_b or ()) + (2 if ids_b is None else 3)  # with [CLS] and [SEP]s
+                feature, length = self._apart(example, ids_a, ids_b)
+            else:
+                feature, length = self._together(ids_a, ids_b)
             if length > self.max_seq_length:
                 cut.append((example.source, length))
-            encoded = tokenizer.build_inputs(ids_a, ids_b, max_length=self.max_seq_length)
-            features.append({"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
-                             "label": label})
-        if cut:  # BERT cuts the longer text of the pair from its end (`truncate_longest_first`)
+            features.append({**feature, "label": label})
+        if cut:  # BERT cuts the longer text of a pair from its end (`truncate_longest_first`); apart, each text
             verb = "has" if len(cut) == 1 else "have"
             warn(f"{cut[0][0]}: {len(cut)} of {len(examples)} inputs {verb} more than max_seq_length="
                  f"{self.max_seq_length} tokens (the first: {cut[0][1]}); their ends were cut and not read")
         return features
+
+    def _together(self, ids_a, ids_b):
+        """[CLS] A [SEP] (B [SEP]) as one sequence, and its length before any cut."""
+        encoded = self.tokenizer.build_inputs(ids_a, ids_b, max_length=self.max_seq_length)
+        length = len(ids_a) + len(ids_b or ()) + (2 if ids_b is None else 3)  # with [CLS] and [SEP]s
+        return {"input_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"]}, length
+
+    def _apart(self, example, ids_a, ids_b):
+        """[CLS] A [SEP] and [CLS] B [SEP], each its own sequence, and the longer one's length before any cut."""
+        if ids_b is None:
+            raise DataError(f"{example.source}: has one text, but a bi-encoder (--pair-encoder bi) reads a pair in "
+                            "every row; give a file of pairs, or leave out --pair-encoder bi")
+        sequences = [self.tokenizer.build_inputs(ids, max_length=self.max_seq_length)["input_ids"]
+                     for ids in (ids_a, ids_b)]
+        return {"pair_ids": sequences}, max(len(ids_a), len(ids_b)) + 2
 
     def batch(self, features):
         """The encoder's arrays, (B, S) each; a bi-encoder's are (2, B, S), the A texts then the B texts."""
