@@ -157,3 +157,19 @@ def test_a_bi_encoder_needs_pairs(tiny_folder, tmp_path, capsys):
     with pytest.raises(ConfigError, match="regression"):
         run_finetuning("glue-tsv", tiny_folder, train="x", dev="y", task_options={"pair_encoder": "bi",
                                                                               "regression": True}, log=None)
+
+
+def test_the_head_started_from_the_probe_begins_where_the_probe_is(tiny_folder, tmp_path, capsys):
+    """--head-init probe: on "is B the same text as A?", the probe of random `tiny` vectors already reads
+    |u - v| = 0, so the first epoch ends above where the random head ends its third (measured: 94.0% against
+    86.5% for the test above)."""
+    train, dev = same_text_pairs(tmp_path / "train.tsv", 300, 0), same_text_pairs(tmp_path / "dev.tsv", 200, 1)
+    with pytest.raises(SystemExit) as status:
+        main(["finetune", "--task", "glue-tsv", "--model", str(tiny_folder), "--out", str(tmp_path / "lpft"),
+              "--train", str(train), "--dev", str(dev), "--epochs", "1", "--lr", "1e-3", "--threads", "1",
+              "--random-init", "--pair-encoder", "bi", "--head-init", "probe", "--seed", "1"])
+    assert status.value.code == 0
+    shown = capsys.readouterr()
+    assert "head: the linear probe of the frozen encoder's inputs to it" in shown.out + shown.err
+    record = json.loads((tmp_path / "lpft" / "finetune.json").read_text())
+    assert record["settings"]["head_init"] == "probe" and record["best"]["accuracy"] >= 0.9, record["history"]
