@@ -50,6 +50,7 @@ from minibert.finetune.linear_probe import fit_chosen_ridge, predict
 from minibert.finetune.run import run_finetuning
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertModel
+from minibert.model.sentence_vectors import pair_features
 from minibert.train.model_folder import check_model_folder
 from minibert.train.sentence_encoder import SentenceEncoder
 
@@ -213,8 +214,7 @@ def sentence_features(vectors_of, rows):
     vectors = [vectors_of(list(texts)) for texts in columns]
     if len(vectors) == 1:
         return vectors[0]
-    u, v = vectors
-    return np.hstack([u, v, np.abs(u - v), u * v])
+    return pair_features(*vectors)
 
 
 def probe_accuracy(vectors_of, train_rows, dev_rows):

@@ -19,12 +19,12 @@ Legend: B batch, S sequence length, H hidden size, C labels.
 import numpy as np
 
 from minibert import functional as F
-from minibert.autograd import concat
 from minibert.errors import CheckpointError, DataError, ShapeError
 from minibert.finetune.model_files import ENCODER_PREFIX, read_weights
 from minibert.io.checkpoint import stored_dtype
 from minibert.model import BertModel
 from minibert.model.savable import SavableModel
+from minibert.model.sentence_vectors import mean_of_tokens, pair_features
 from minibert.nn import Dropout, Linear
 from minibert.nn.layers import normal_init
 
@@ -129,13 +129,6 @@ class FineTuningModel(SavableModel):
         return len(loaded)
 
 
-def mean_of_tokens(sequence_output, input_ids, attention_mask):
-    """(B, S, H) -> (B, H): each sequence's mean final vector over its real tokens, padding left out."""
-    real = np.ones(np.shape(input_ids)) if attention_mask is None else np.asarray(attention_mask)
-    real = real.astype(sequence_output.dtype)[:, :, None]  # (B, S, 1): 1 on real tokens
-    return (sequence_output * real).sum(axis=1) / real.sum(axis=1)
-
-
 class BertForSequenceClassification(FineTuningModel):
     """logits = Linear(Dropout(pooled [CLS])): one score per label (Google run_classifier.py
     `create_model`). With num_labels=1 the single output is a number and the loss is the squared error
@@ -161,7 +154,7 @@ class BertForSequenceClassification(FineTuningModel):
         """What the classifier reads, (B, H): the pooled [CLS], or the mean of the real tokens."""
         output = self.bert(input_ids, token_type_ids, attention_mask)
         if self.config.extra.get("classifier_pooling", "cls") == "mean":
-            return mean_of_tokens(output.sequence_output, input_ids, attention_mask)
+            return mean_of_tokens(output.sequence_output, attention_mask)
         return output.pooled_output
 
     def loss(self, logits, labels):
@@ -183,10 +176,8 @@ class BertForPairClassification(FineTuningModel):
     BERT's own way with a pair (BertForSequenceClassification) is a cross-encoder: `[CLS] A [SEP] B [SEP]`,
     every token of A attending to every token of B. A bi-encoder gives that up for one sentence vector per
     text, which is what sentence-embedding models such as all-MiniLM-L6-v2 were trained to give: fine-tuned
-    this way they start from what they know. |u - v| and u * v are there because a linear layer cannot
-    compare two vectors laid side by side, but it can read their difference and product (Conneau et al.
-    2017, InferSent; SBERT's Table 6 measures the choices). No dropout on the features, as in SBERT's
-    classification objective. No such class exists in HuggingFace.
+    this way they start from what they know. Why |u - v| and u * v: see `pair_features`. No dropout on the
+    features, as in SBERT's classification objective. No such class exists in HuggingFace.
     """
 
     head_name = "classifier"
@@ -209,9 +200,9 @@ class BertForPairClassification(FineTuningModel):
         flat = [None if array is None else np.reshape(array, (2 * batch, length))
                 for array in (input_ids, token_type_ids, attention_mask)]
         sequence = self.bert(*flat).sequence_output  # (2B, S, H): A and B in one pass, each alone
-        vectors = mean_of_tokens(sequence, flat[0], flat[2])  # (2B, H)
+        vectors = mean_of_tokens(sequence, flat[2])  # (2B, H)
         u, v = vectors[:batch], vectors[batch:]  # (B, H) each
-        return concat([u, v, abs(u - v), u * v], axis=-1)
+        return pair_features(u, v)
 
     def loss(self, logits, labels):
         """Mean cross-entropy over the batch."""

@@ -2,7 +2,8 @@
 
 Read in this order: `config.py`, `masks.py`, `bert.py` (embeddings, encoder layers, pooler),
 `pretraining.py` (MLM and NSP heads), `losses.py`. `inputs.py` checks a batch; `savable.py` forwards
-save/load to `minibert/io`.
+save/load to `minibert/io`; `sentence_vectors.py` turns token vectors into one vector per sentence, and two
+of those into what a classifier compares.
 """
 
 from minibert.config import PRESETS, BertConfig

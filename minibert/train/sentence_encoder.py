@@ -21,6 +21,7 @@ from minibert.autograd import no_grad
 from minibert.errors import ShapeError
 from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
 from minibert.model import BertModel
+from minibert.model.sentence_vectors import mean_of_tokens
 from minibert.tokenizer import BertTokenizer
 from minibert.train.checkpointing import CHECKPOINT_FILE, load_run_config
 from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
@@ -41,8 +42,7 @@ def pool(token_vectors, attention_mask, modes=("mean",)):
         if mode == "cls":
             pooled.append(token_vectors[:, 0])
         elif mode == "mean":
-            # A row with no real token divides by the floor instead of 0 (sentence-transformers' 1e-9).
-            pooled.append((token_vectors * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9))
+            pooled.append(mean_of_tokens(token_vectors, attention_mask))
         elif mode == "max":
             pooled.append(np.where(mask > 0, token_vectors, -np.inf).max(axis=1))
         else:
