@@ -50,9 +50,11 @@ assert np.allclose(jacobian.sum(axis=1), 0) and np.allclose(jacobian @ grad_y, k
 # %% [markdown]
 # ## GELU vs ReLU: the negative half-axis
 #
-# BERT uses GELU, not ReLU: the paper and HuggingFace's `"gelu"` compute the exact GELU(x) = x·Φ(x) (Φ the
-# normal CDF, through erf), while Google's released `modeling.py` computes the tanh approximation
-# 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), HuggingFace's `"gelu_new"`; minibert has both. The point the
+# BERT uses GELU, not ReLU. The paper says only "a gelu activation ... following OpenAI GPT" (appendix A.2),
+# and OpenAI GPT's code computes the tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+# Google's `modeling.py` computed the exact GELU(x) = x·Φ(x) (Φ the normal CDF, through erf) when BERT was
+# released, and moved to the tanh form later. HuggingFace names the exact one `"gelu"` and the tanh one
+# `"gelu_new"`; minibert has both. The point the
 # course's article makes (docs/background.md): GELU is smooth and keeps a non-zero gradient for negative
 # inputs, where ReLU's is exactly 0 (a unit stuck there stops learning).
 

