@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from minibert.data.corpora import build_corpus, iter_documents, pydocs_large
-from minibert.errors import DataError
+from minibert.errors import DataError, TokenizerError
+from minibert.tokenizer import load_vocab
+from minibert.tokenizer.trainer import count_words
 
 
 def quiet(*args, **kwargs):
@@ -89,3 +91,36 @@ def test_missing_pins_compares_names_and_versions(tmp_path):
             name = "Pillow"
         write_distribution(tmp_path, name, "1.14.0" if name == "scipy" else version)
     assert pydocs_large.missing_pins(tmp_path) == [f"scipy=={pydocs_large.PACKAGE_PINS['scipy']}"]
+
+
+def test_damaged_or_foreign_records_in_the_packages_folder_are_passed_over(tmp_path):
+    """A dist-info folder without METADATA, one whose METADATA is not UTF-8 or names nothing, and a file
+    named like a record are passed over, not a traceback; a pinned package whose record is damaged counts
+    as missing, so the build installs the pins again and repairs it. The damaged entries stay as they were."""
+    pins = {**pydocs_large.PACKAGE_PINS, **pydocs_large.DEPENDENCY_PINS}
+    for name, version in pins.items():
+        write_distribution(tmp_path, name, version)
+    (tmp_path / "empty-1.0.dist-info").mkdir()
+    (tmp_path / "latin-1.0.dist-info").mkdir()
+    (tmp_path / "latin-1.0.dist-info" / "METADATA").write_bytes(b"Name: caf\xe9\nVersion: 1.0\n")
+    (tmp_path / "nameless-1.0.dist-info").mkdir()
+    (tmp_path / "nameless-1.0.dist-info" / "METADATA").write_text("Version: 1.0\n")
+    (tmp_path / "stray-1.0.dist-info").write_bytes(b"not a folder")
+    assert pydocs_large.missing_pins(tmp_path) == []
+    damaged = tmp_path / f"six-{pins['six']}.dist-info" / "METADATA"
+    damaged.unlink()
+    assert pydocs_large.missing_pins(tmp_path) == [f"six=={pins['six']}"]
+    assert (tmp_path / "stray-1.0.dist-info").read_bytes() == b"not a folder"
+
+
+def test_messages_show_a_path_as_the_path(tmp_path):
+    """An error about a file the corpus build reads names it as the user would type it, never as
+    `PosixPath('…')`: a corpus file that is not there, a vocabulary that is not there, a corpus that is
+    not UTF-8, each handed over as a Path."""
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"caf\xe9 .\n")
+    for read, path in [(lambda path: build_corpus(path, tmp_path), tmp_path / "absent.txt"),
+                       (load_vocab, tmp_path / "vocab.txt"), (count_words, latin)]:
+        with pytest.raises((DataError, TokenizerError)) as raised:
+            read(path)
+        assert str(path) in str(raised.value) and "PosixPath" not in str(raised.value)

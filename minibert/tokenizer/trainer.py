@@ -60,7 +60,7 @@ def count_words(files, do_lower_case=True, strip_accents=None):
                 while chunk := list(itertools.islice(file, _LINES_PER_CHUNK)):
                     counts.update(basic.tokenize("".join(chunk)))
         except UnicodeDecodeError as error:
-            raise TokenizerError(f"{path!r} is not UTF-8 text ({error}); convert it to UTF-8 first") from None
+            raise TokenizerError(f"{path} is not UTF-8 text ({error}); convert it to UTF-8 first") from None
     for token in SPECIAL_TOKENS:  # already in every vocabulary, not material to learn from
         counts.pop(token, None)
     return counts

@@ -51,19 +51,19 @@ def load_vocab(path):
     """Read a vocab.txt into a dict token -> id (the line number, from 0)."""
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise TokenizerError(f"no vocabulary file at {path!r}; give the path of a vocab.txt (a token a line)")
+        raise TokenizerError(f"no vocabulary file at {path}; give the path of a vocab.txt (a token a line)")
     try:
         with open(path, encoding="utf-8", newline="") as file:
             text = file.read()
     except UnicodeDecodeError as error:
-        raise TokenizerError(f"{path!r} is not UTF-8 text ({error}); a vocab.txt must be UTF-8") from None
+        raise TokenizerError(f"{path} is not UTF-8 text ({error}); a vocab.txt must be UTF-8") from None
     # One token per line. Only the line break is removed (\n, or \r\n from Windows): a token may hold any
     # other character. Google's reader strips all whitespace; no token of BERT's vocabularies has any.
     lines = text.split("\n")
     if lines[-1] == "":  # the newline that ends the last line starts no new token
         lines.pop()
     tokens = [line[:-1] if line.endswith("\r") else line for line in lines]
-    return validate_vocab(tokens, source=repr(path))
+    return validate_vocab(tokens, source=path)
 
 
 def save_vocab(tokens, path):

@@ -55,14 +55,14 @@ def build_corpus(name_or_path, out_dir, split_sentences=False, progress=print, *
     """
     if name_or_path in CORPORA:
         if split_sentences:
-            raise DataError(f"split_sentences is for your own files, not for {name_or_path!r}")
+            raise DataError(f"split_sentences is for your own files, not for {name_or_path}")
         builder, _ = CORPORA[name_or_path]
         return builder(out_dir, progress=progress, **options)
     path = Path(name_or_path)
     if options:
         raise DataError(f"options {sorted(options)} are for the built-in corpora, not for a file")
     if not path.is_file():
-        raise DataError(f"{name_or_path!r} is neither a corpus name ({', '.join(CORPORA)}) nor a file")
+        raise DataError(f"{name_or_path} is neither a corpus name ({', '.join(CORPORA)}) nor a file")
     out_dir = Path(out_dir)
     if split_sentences:
         source = {"source": str(path.resolve())}

@@ -57,9 +57,27 @@ def pip_requirements():
 
 def missing_pins(folder):
     """The `name==version` requirements not installed in `folder` (a folder pip installed into with --target)."""
-    installed = {dist.metadata["Name"].lower(): dist.version for dist in metadata.distributions(path=[str(folder)])}
+    installed = installed_versions(folder)
     return [requirement for requirement in pip_requirements()
             if installed.get(requirement.split("==")[0]) != requirement.split("==")[1]]
+
+
+def installed_versions(folder):
+    """{lower-case name: version} of the distributions recorded in `folder`'s `*.dist-info` folders.
+
+    A record that names nothing (its METADATA missing, not UTF-8, or without a Name; a file where pip
+    writes a folder) is passed over: a pinned package whose record is damaged so counts as missing, and
+    the build installs the pins again, which repairs it.
+    """
+    versions = {}
+    for distribution in metadata.distributions(path=[str(folder)]):
+        try:
+            name = distribution.metadata["Name"]
+        except UnicodeDecodeError:
+            continue
+        if name:
+            versions[name.lower()] = distribution.version
+    return versions
 
 
 def install_packages(folder, progress=print):
