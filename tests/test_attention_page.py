@@ -144,3 +144,31 @@ def test_overwrite_replaces_an_existing_page(model_dir, tmp_path, capsys):
     page.write_text("mine")
     status, _, _ = run(["attention", "--model", model_dir, "--html", page, "--overwrite", "the cat"], capsys)
     assert status == 0 and embedded(page.read_text("utf-8"))["sentences"][0]["text"] == "the cat"
+
+
+def test_a_fine_tuned_folder_shows_its_encoder(tokenizer, tmp_path, capsys):
+    """A fine-tuned model's folder (its encoder under `bert.`, a classifier where the pretraining heads were)
+    is drawn from its encoder's weights, without guesses, instead of being refused with a Python hint
+    ("pass strict=False"); the folder is left byte for byte as it was."""
+    from minibert.finetune.heads import BertForSequenceClassification
+
+    model = BertForSequenceClassification(BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size),
+                                          num_labels=2, seed=5).eval()
+    folder = tmp_path / "fine-tuned"
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    page, svg = tmp_path / "explorer.html", tmp_path / "attention.svg"
+    status, error, _ = run(["attention", "--model", folder, "--html", page, "the [MASK] sat"], capsys)
+    assert status == 0 and error == ""
+    data = embedded(page.read_text("utf-8"))
+    assert data["model"]["has_mlm"] is False
+    item = data["sentences"][0]
+    ids = tokenizer.encode("the [MASK] sat")["input_ids"]
+    expected = np.stack(attention_of(model, ids, [0] * len(ids), attention="bidirectional"))
+    stored = weights_of(item["views"]["bidirectional"], *expected.shape[:2], len(ids)) / 255
+    np.testing.assert_allclose(stored, expected, atol=0.5 / 255 + 1e-6)
+    assert item["views"]["bidirectional"]["guesses"] is None
+    status, error, _ = run(["attention", "--model", folder, "--svg", svg, "the cat sat"], capsys)
+    assert status == 0 and error == "" and svg.stat().st_size > 0
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before

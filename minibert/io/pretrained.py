@@ -22,7 +22,7 @@ from minibert.errors import CheckpointError, MinibertError
 from minibert.io.atomic import atomic_write
 from minibert.io.checkpoint import check_weights_fit_config, fit_to_model, refuse_integer_weights, stored_dtype
 from minibert.io.hf_names import find_weights_file, modern_name, normalize_hf_state
-from minibert.io.safetensors import read_safetensors, write_safetensors
+from minibert.io.safetensors import read_safetensors, tensor_names, write_safetensors
 from minibert.io.strict_json import parse_json_object
 
 CONFIG_FILE = "config.json"
@@ -57,6 +57,14 @@ def load_pretrained(cls, directory, dtype=None, strict=True, verbose=True):
     if verbose:
         _report(weights_path, model, len(state) - len(unexpected), renamed, skipped, missing, unexpected)
     return model.eval()
+
+
+def holds_pretraining_heads(directory):
+    """Whether a from_pretrained folder's weights hold every head of `BertForPreTraining` (HEADS), read from
+    the weights file's header. An encoder saved alone (sentence-transformers', HF's `BertModel`) holds none,
+    and a fine-tuned model holds its task's head instead."""
+    names = tensor_names(find_weights_file(Path(directory)))
+    return all(any(name.startswith(prefix) for name in names) for prefix in HEADS)
 
 
 def refuse_missing_heads(path, model, state):

@@ -19,6 +19,7 @@ allocated together add up to exactly the bytes present in the file.
 import json
 import math
 import os
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -64,24 +65,38 @@ def read_safetensors(path, max_header_bytes=MAX_HEADER_BYTES):
     BF16 tensors come back as float32 holding exactly the bfloat16 values. `metadata` is the header's
     `__metadata__` dict of strings, or `{}`. Any problem raises `CheckpointError` naming the file.
     """
+    with _checked_file(path, max_header_bytes) as (file, entries, metadata, data_start):
+        tensors = {name: _read_tensor(file, path, name, entry, data_start) for name, entry in entries}
+    return tensors, metadata
+
+
+def tensor_names(path, max_header_bytes=MAX_HEADER_BYTES):
+    """The names of the tensors in a .safetensors file, from its checked header alone: no tensor is read."""
+    with _checked_file(path, max_header_bytes) as (_, entries, _, _):
+        return [name for name, _ in entries]
+
+
+@contextmanager
+def _checked_file(path, max_header_bytes):
+    """The open file and its checked header, `(file, entries, metadata, data_start)`; a problem with either,
+    while the file is open, raises `CheckpointError` naming the file."""
     try:
         with open(path, "rb") as file:
             file_size = os.fstat(file.fileno()).st_size
             try:
-                entries, metadata, data_start = _read_header(file, path, file_size, max_header_bytes)
+                header = _read_header(file, path, file_size, max_header_bytes)
             except CheckpointError:
                 # A rejected file that starts like a pickle most likely is one (a renamed .bin): say so.
                 file.seek(0)
                 if looks_like_pickle(file.read(8)):
                     refuse_pickle_checkpoint(path)
                 raise
-            tensors = {name: _read_tensor(file, path, name, entry, data_start) for name, entry in entries}
+            yield file, *header
     except FileNotFoundError as error:
         raise CheckpointError(f"{path}: no such file; check the path (a HuggingFace model folder holds "
                               "model.safetensors next to config.json)") from error
     except OSError as error:
         raise CheckpointError(f"{path}: cannot read the file: {error.strerror or error}") from error
-    return tensors, metadata
 
 
 def _read_header(file, path, file_size, max_header_bytes):

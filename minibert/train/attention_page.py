@@ -49,7 +49,8 @@ def model_note(name, config, has_mlm):
     if has_mlm:
         return f"{name}: {size}."
     return (f"{name}: {size}. It has no masked-LM head (a sentence-transformers encoder keeps the encoder "
-            "alone), so the page shows its attention but no guesses for [MASK].")
+            "alone, a fine-tuned model its task's head), so the page shows its attention but no guesses for "
+            "[MASK].")
 
 
 def sentence_data(model, tokenizer, text, has_mlm):

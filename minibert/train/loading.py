@@ -10,7 +10,7 @@ Which kind a folder is, and where its vocabulary is, `model_folder.py` decides f
 from pathlib import Path
 
 from minibert.errors import CheckpointError
-from minibert.io.sentence_layout import read_sentence_layout
+from minibert.io.pretrained import holds_pretraining_heads
 from minibert.model import BertForPreTraining, BertModel
 from minibert.tokenizer import BertTokenizer
 from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
@@ -34,10 +34,11 @@ def load_for_inference(directory):
 
 
 def load_model_or_encoder(directory):
-    """`load_for_inference`'s model with its heads, or for a sentence-transformers folder (its weights hold
-    the encoder alone, no masked-LM head) a BertModel in eval mode; and the tokenizer. For the commands that
-    can show an encoder without guesses, such as `attention`."""
+    """`load_for_inference`'s model with its heads, or, for a folder whose weights lack the pretraining heads,
+    its encoder alone (a BertModel in eval mode); and the tokenizer. Such folders are a sentence-transformers
+    encoder and a fine-tuned model (its task's head is passed over). For the commands that can show an
+    encoder without guesses, such as `attention`."""
     kind, _ = check_model_folder(directory)
-    if kind == RUN_FOLDER or read_sentence_layout(directory) is None:
+    if kind == RUN_FOLDER or holds_pretraining_heads(directory):
         return load_for_inference(directory)
     return BertModel.from_pretrained(directory, verbose=False).eval(), BertTokenizer.from_pretrained(directory)
