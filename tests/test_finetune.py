@@ -144,6 +144,34 @@ def test_a_bi_encoder_compares_its_two_sentence_vectors(tiny_folder, tmp_path, c
     assert f"accuracy {record['best']['accuracy']:.4f}" in capsys.readouterr().out
 
 
+def test_predict_asks_a_bi_encoder_for_pairs(tiny_folder, tmp_path, capsys):
+    """`predict` on a bi-encoder without --pair says to pass --pair (not a `finetune` option) in one line,
+    and with --pair it answers; a file of single texts is refused naming the file. The folder is untouched."""
+    from minibert.finetune.classification import ClassificationTask
+    from minibert.finetune.saved_model import save_finetuned
+    from minibert.tokenizer import BertTokenizer
+
+    task = ClassificationTask(BertTokenizer.from_pretrained(tiny_folder), labels=["same", "different"],
+                              pair_encoder="bi")
+    model = task.head.from_pretrained(tiny_folder, **task.head_options(), verbose=False)
+    save_finetuned(tmp_path / "bi", model, task, {"task": "glue-tsv"})
+    before = {path.name: path.read_bytes() for path in (tmp_path / "bi").iterdir()}
+    singles = tmp_path / "singles.tsv"
+    singles.write_text("sentence\tlabel\n这部电影真好看。\tsame\n", encoding="utf-8")
+    for arguments, expected in [(["这部电影真好看。", "这本书一点也不精彩！"], "; pass --pair and give the texts two"),
+                                (["--file", singles], f"{singles}:2: has one text")]:
+        with pytest.raises(SystemExit) as status:
+            main(["predict", "--model", str(tmp_path / "bi"), *map(str, arguments)])
+        error = capsys.readouterr().err
+        assert status.value.code == 2 and error.startswith("error: ") and expected in error, error
+        assert error.count("\n") == 1
+        assert "--pair-encoder" not in error or "give a file of pairs (to fine-tune on single texts" in error
+    with pytest.raises(SystemExit) as status:
+        main(["predict", "--model", str(tmp_path / "bi"), "--pair", "这部电影真好看。", "这部电影真好看。"])
+    assert status.value.code == 0 and capsys.readouterr().out.split("\t")[0] in ("same", "different")
+    assert {path.name: path.read_bytes() for path in (tmp_path / "bi").iterdir()} == before
+
+
 def test_a_bi_encoder_needs_pairs(tiny_folder, tmp_path, capsys):
     """A file of single sentences, a task that is not a classification, or a regression is refused in one
     line, before any training."""

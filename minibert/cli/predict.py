@@ -44,6 +44,9 @@ def run(args):
         raise ConfigError("give one or more texts to run the model on, or --file FILE")
     elif task.kind == "classification":
         texts = args.texts
+        if task.pair_encoder == "bi" and not args.pair:
+            raise ConfigError("this model is a bi-encoder: it compares two texts; pass --pair and give the "
+                              "texts two at a time, e.g. --pair \"A man plays.\" \"A person plays.\"")
         if args.pair:
             if len(texts) % 2:
                 raise ConfigError(f"--pair reads texts two at a time, but {len(texts)} were given")

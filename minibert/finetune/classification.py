@@ -106,7 +106,8 @@ class ClassificationTask:
         """[CLS] A [SEP] and [CLS] B [SEP], each its own sequence, and the longer one's length before any cut."""
         if ids_b is None:
             raise DataError(f"{example.source}: has one text, but a bi-encoder (--pair-encoder bi) reads a pair in "
-                            "every row; give a file of pairs, or leave out --pair-encoder bi")
+                            "every row; give a file of pairs (to fine-tune on single texts, leave out "
+                            "--pair-encoder bi)")
         sequences = [self.tokenizer.build_inputs(ids, max_length=self.max_seq_length)["input_ids"]
                      for ids in (ids_a, ids_b)]
         return {"pair_ids": sequences}, max(len(ids_a), len(ids_b)) + 2
