@@ -1,7 +1,9 @@
 """The ladder experiment (minibert/experiments/ladder*.py): its task files, its arms, its probe, a whole quick
 run on a tiny model and a small task, and its picture. The real rungs' numbers are in docs/experiments.md."""
 
+import os
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from minibert.finetune.linear_probe import fit_chosen_ridge, fit_linear_classifi
 from minibert.io import write_safetensors
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer.trainer import train_wordpiece
+from minibert.train.interrupt import StopRequest
 from tests.helpers import ROOT
 
 SENTIMENT = ROOT / "data" / "synthetic" / "sentiment_train.tsv"
@@ -156,6 +159,29 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     assert svg.count('class="series"') == 4 and svg.count('class="point"') == 2 + 2 + 1 + 1
     assert ">30</text>" in svg and ">100</text>" in svg and "sentiment, linear probe" in svg
     assert "sentiment, probe, then fine-tuned" in svg
+
+
+def test_ctrl_c_during_a_probe_stops_at_its_next_batch(small_ladder, tmp_path, monkeypatch):
+    """A Ctrl-C while the probe encodes its sentences stops the experiment after that batch of 32, not after
+    the whole run (most of a minute for MiniLM): the run in progress is not saved, nothing else was, and the
+    runner says so."""
+    settings, _ = small_ladder
+    experiment = ladder.EXPERIMENT.__class__(**{**ladder.EXPERIMENT.__dict__, "settings": lambda mode: settings})
+    encoded, real_encode = [], ladder.SentenceEncoder.encode
+
+    def encode_then_ctrl_c(self, texts, **options):
+        if not encoded:
+            os.kill(os.getpid(), signal.SIGINT)  # pressed while the first batch is encoded
+        encoded.append(len(texts))
+        return real_encode(self, texts, **options)
+
+    monkeypatch.setattr(ladder.SentenceEncoder, "encode", encode_then_ctrl_c)
+    said, log = [], tmp_path / "log"
+    with StopRequest(said.append, "stopping"), pytest.raises(KeyboardInterrupt):
+        run_experiment(experiment, "quick", 1, tmp_path / "E", stream=open(log, "w"), live=False)
+    assert said == ["stopping"] and len(encoded) == 1 and encoded[0] <= 32  # one batch, of the 160 texts
+    assert not list((tmp_path / "E" / "runs").glob("*.json"))
+    assert "stopped: 0 of 6 runs are saved" in log.read_text()
 
 
 def test_a_rung_of_another_kind_is_refused_before_any_run(small_ladder, tmp_path, monkeypatch, capsys):

@@ -99,9 +99,11 @@ def run(args):
     with RunLock(out, "experiment"):
         print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
               f"{len(arms) * args.seeds} runs, saved in {out}")
-        # Ctrl-C stops at the next training step, not inside a kernel; the runs already finished stay saved.
+        # Ctrl-C stops at the next training step, or the probe's next batch of sentences, not inside a kernel;
+        # the runs already finished stay saved.
         with StopRequest(lambda message: print(f"\n{message}", file=sys.stderr),
-                         "Ctrl-C: stopping at the next training step (Ctrl-C again to quit now)"):
+                         "Ctrl-C: stopping at the next training step, or the next batch of sentences a probe "
+                         "encodes (Ctrl-C again to quit now)"):
             records = run_experiment(experiment, args.mode, args.seeds, out)
         report(experiment, args, out, records, RESULTS_FILE, f"experiment-{args.name}.svg")
 

@@ -51,6 +51,7 @@ from minibert.finetune.run import run_finetuning
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertModel
 from minibert.model.sentence_vectors import pair_features
+from minibert.train.interrupt import stop_if_requested
 from minibert.train.sentence_encoder import SentenceEncoder
 
 RUNGS = {
@@ -103,6 +104,7 @@ MODES = {
                                 "command's defaults"}},
 }
 METRICS = {"accuracy": "dev accuracy (%)"}
+ENCODE_BATCH = 32  # texts the probe encodes at once, and between two looks for a Ctrl-C
 
 
 def settings_for(modes):
@@ -207,8 +209,12 @@ class CachedVectors:
     def __call__(self, texts):
         """(N, H) float64 vectors of `texts`, in order."""
         new = sorted({text for text in texts if text not in self.vectors}, key=len)  # like lengths batch well
-        if new:
-            self.vectors.update(zip(new, self.encoder.encode(new), strict=True))
+        # Batch by batch, so that Ctrl-C stops the probe at the next batch: encoding a task's thousands of
+        # texts takes MiniLM most of a minute, too long to wait for a run that is dropped anyway.
+        for start in range(0, len(new), ENCODE_BATCH):
+            batch = new[start:start + ENCODE_BATCH]
+            self.vectors.update(zip(batch, self.encoder.encode(batch, batch_size=ENCODE_BATCH), strict=True))
+            stop_if_requested()
         return np.array([self.vectors[text] for text in texts], dtype=np.float64)
 
 
