@@ -209,8 +209,8 @@ class CachedVectors:
     def __call__(self, texts):
         """(N, H) float64 vectors of `texts`, in order."""
         new = sorted({text for text in texts if text not in self.vectors}, key=len)  # like lengths batch well
-        # Batch by batch, so that Ctrl-C stops the probe at the next batch: encoding a task's thousands of
-        # texts takes MiniLM most of a minute, too long to wait for a run that is dropped anyway.
+        # Batch by batch, so that Ctrl-C stops the probe at the next batch: a task's thousands of texts
+        # through a real BERT are a long wait for a run that is dropped anyway.
         for start in range(0, len(new), ENCODE_BATCH):
             batch = new[start:start + ENCODE_BATCH]
             self.vectors.update(zip(batch, self.encoder.encode(batch, batch_size=ENCODE_BATCH), strict=True))
