@@ -52,12 +52,21 @@ def _library_files():
 def openblas():
     """The OpenBLAS NumPy uses, as an `OpenBLAS`, or None when it is not one we can find."""
     for path in _library_files():
-        try:
-            library = ctypes.CDLL(str(path))
-        except OSError:
-            continue
-        for set_name, get_name in FUNCTION_NAMES:
-            set_threads, get_threads = getattr(library, set_name, None), getattr(library, get_name, None)
-            if set_threads is not None and get_threads is not None:
-                return OpenBLAS(path, set_threads, get_threads)
+        library = openblas_at(path)
+        if library is not None:
+            return library
+    return None
+
+
+def openblas_at(path):
+    """The OpenBLAS in the library file `path`, as an `OpenBLAS`, or None when it cannot be opened or has no
+    thread-count functions."""
+    try:
+        library = ctypes.CDLL(str(path))
+    except OSError:
+        return None
+    for set_name, get_name in FUNCTION_NAMES:
+        set_threads, get_threads = getattr(library, set_name, None), getattr(library, get_name, None)
+        if set_threads is not None and get_threads is not None:
+            return OpenBLAS(path, set_threads, get_threads)
     return None
