@@ -2,6 +2,7 @@
 it did not write: two `pretrain --out D` started together used to mix their steps in one log.jsonl, and
 `pretrain --out D` replaced a log.jsonl or vocab.txt of the user's without a word."""
 
+import json
 import os
 import signal
 import subprocess
@@ -72,6 +73,43 @@ def test_a_folder_the_lock_created_goes_when_the_run_wrote_nothing(tmp_path):
     assert (tmp_path / "old").is_dir()
 
 
+LOCK_AGAIN_AND_AGAIN = ("import sys; from minibert.io.run_lock import RunLock\n"
+                        "print('started', flush=True)\n"
+                        "for _ in range(int(sys.argv[2])):\n"
+                        "    with RunLock(sys.argv[1]):\n"
+                        "        pass\n")
+
+
+def test_a_lock_is_never_seen_without_its_pid(tmp_path):
+    """Another process takes and lets go of the lock thousands of times while this one reads it: every read
+    that finds the lock finds the owner's pid in it. A lock created empty and then written was seen without a
+    pid, and a run that found it so for long enough on a busy machine took it over from a live owner."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    locker = subprocess.Popen([sys.executable, "-c", LOCK_AGAIN_AND_AGAIN, str(folder), "3000"],
+                              stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert locker.stdout.readline().strip() == "started"
+    seen = []
+    while locker.poll() is None:
+        try:
+            seen.append((folder / LOCK_FILE).read_text())
+        except FileNotFoundError:
+            continue
+    assert locker.returncode == 0
+    assert seen and set(seen) == {f"{locker.pid}\n"}, set(seen)
+    assert os.listdir(folder) == []  # no draft left behind
+
+
+def test_a_lock_that_vanished_is_not_taken_over(tmp_path):
+    """A lock that is gone by the time it is judged (its owner let go) is no dead run's: the next lock
+    takes the folder as a new one, without `took_over`, which would let a run replace files there."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    lock = RunLock(folder)
+    lock._take_over_stale(None)  # what acquire does when the lock vanished between its create and its read
+    assert not lock.took_over and os.listdir(folder) == []
+
+
 HOLD_FOR_A_SECOND = ("import sys, time; from pathlib import Path; from minibert.io.run_lock import RunLock\n"
                      "with RunLock(sys.argv[1], 'data build'):\n"
                      "    print('held', flush=True)\n"
@@ -126,6 +164,57 @@ def test_two_runs_started_together_in_one_folder(small_corpus, tmp_path):
     assert code == 130, stderr
     assert [record["kind"] for record in read_log(folder / "log.jsonl")].count("start") == 1
     assert not (folder / LOCK_FILE).exists()
+
+
+# A process that starts `python -m minibert pretrain OPTIONS --out LINE` for each line it reads, and prints
+# each command's exit status and what it wrote to stderr, as JSON. The package is loaded before the first
+# line, so that two such processes given a line at the same moment start their runs at the same moment.
+START_A_RUN_PER_LINE = """
+import contextlib, io, json, sys
+from minibert.cli import main
+import minibert.train.pretraining_loop
+print("ready", flush=True)
+for line in sys.stdin:
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            main(["pretrain", *sys.argv[1:], "--out", line.strip()])
+        except SystemExit as end:
+            status = end.code
+    print(json.dumps([status, stderr.getvalue()]), flush=True)
+"""
+
+
+def test_two_runs_started_at_the_same_moment_never_both_write(small_corpus, tmp_path):
+    """Two `pretrain` commands started at the same moment on one new --out folder, ten times over: each time
+    exactly one runs and the other is refused in one line; the folder's log holds one run, each step once.
+    (One try in six did log a step twice: the lock existed for a moment without its pid, and the other run
+    took it over.)"""
+    options = [*small_options(small_corpus, steps=2, log_every=1, eval_every=2, checkpoint_every=10),
+               "--no-examples"]
+    starters = [subprocess.Popen([sys.executable, "-c", START_A_RUN_PER_LINE, *map(str, options)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                 cwd=Path(__file__).resolve().parents[1]) for _ in range(2)]
+    try:
+        assert [starter.stdout.readline().strip() for starter in starters] == ["ready", "ready"]
+        for attempt in range(10):
+            folder = tmp_path / f"run{attempt}"
+            for starter in starters:
+                starter.stdin.write(f"{folder}\n")
+                starter.stdin.flush()
+            (first, first_error), (second, second_error) = [json.loads(starter.stdout.readline())
+                                                            for starter in starters]
+            assert sorted([first, second]) == [0, 2], (first_error, second_error)
+            refusal = (second_error if second else first_error).strip()
+            assert len(refusal.splitlines()) == 1 and refusal.startswith(f"error: {folder} "), refusal
+            assert "is in use by pid" in refusal or "already holds a run" in refusal, refusal
+            records = read_log(folder / "log.jsonl")
+            assert [record["kind"] for record in records].count("start") == 1, records
+            assert [record["step"] for record in records if record["kind"] == "train"] == [1, 2], records
+    finally:
+        for starter in starters:
+            starter.stdin.close()
+            starter.wait(timeout=60)
 
 
 @pytest.mark.parametrize("name", ["log.jsonl", "vocab.txt"])

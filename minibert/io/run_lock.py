@@ -3,17 +3,20 @@ folder whose shards are being built.
 
 Two `pretrain --out D` started together both found D free ("no checkpoint yet") and both wrote it: one
 log.jsonl held the steps of both runs, and the checkpoint was whichever saved last. Checking and then
-writing is a race; creating a file that must not exist is not: `os.open(path, O_CREAT | O_EXCL)` succeeds
-for exactly one process, atomically, on every POSIX file system and on Windows.
+writing is a race; creating a name that must not exist is not: `os.link(draft, path)` succeeds for exactly
+one process, atomically, on every POSIX file system and on NTFS, and the lock appears with its pid in it.
 """
 
-# The lock file `D/.lock` holds the pid of the run that owns the folder. A run killed with SIGKILL (or a
-# power cut) cannot remove it, so a lock whose pid no longer runs is stale: the next run takes it over,
-# under a short-lived second lock (`D/.lock.takeover`) so that two runs finding the same stale lock do not
-# both take it. The lock belongs to a process: within one process (a notebook, the tests) a second run
-# object on the folder shares it, and the file goes when the last one releases it. It is released when the
-# run ends, however it ends (`with RunLock(D): ...`); a folder
-# the lock created and the run left empty (it failed before writing anything) is removed with it.
+# The lock file `D/.lock` holds the pid of the run that owns the folder. It is written whole under a draft
+# name, then linked to `.lock`. Created empty and then written (O_EXCL), a lock was seen without a pid for
+# a moment, and a second run that waited that moment out on a busy machine took it over while its owner ran
+# on: both wrote the folder. So a lock without a pid is never a live run's.
+# A run killed with SIGKILL (or a power cut) cannot remove its lock, so a lock whose pid no longer runs is
+# stale: the next run takes it over, under a short-lived second lock (`D/.lock.takeover`) so that two runs
+# finding the same stale lock do not both take it. The lock belongs to a process: within one process (a
+# notebook, the tests) a second run object on the folder shares it, and the file goes when the last one
+# releases it. It is released when the run ends, however it ends (`with RunLock(D): ...`); a folder the
+# lock created and the run left empty (it failed before writing anything) is removed with it.
 #
 # A run refuses a folder in use: two runs in one folder are a mistake. Building data waits instead
 # (`wait=True`): two commands started together on the same corpus both need its shards, and the second
@@ -21,6 +24,7 @@ for exactly one process, atomically, on every POSIX file system and on Windows.
 
 import contextlib
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +32,6 @@ from minibert.errors import MinibertError
 
 LOCK_FILE = ".lock"
 TAKEOVER_FILE = ".lock.takeover"
-WRITE_GRACE_SECONDS = 2.0  # a lock just created may not hold its pid yet: wait this long before judging it
 POLL_SECONDS = 0.1  # how often a waiting lock looks again
 _HELD_HERE = {}  # lock file (resolved) -> how many RunLocks of this process hold it
 
@@ -63,13 +66,18 @@ def read_pid(path):
 
 
 def _create(path):
-    """Create `path` holding our pid; False if it exists already. The file appears atomically (O_EXCL)."""
+    """Create `path` holding our pid; False if it exists already. The file appears atomically and whole: a
+    draft holding the pid is linked to `path` (a link, like O_EXCL, fails when the name exists)."""
+    descriptor, draft = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".draft", dir=path.parent)
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(descriptor, "w", encoding="ascii") as file:
+            file.write(f"{os.getpid()}\n")
+        os.chmod(draft, 0o644)  # readable by the other users' runs that find it, as any lock
+        os.link(draft, path)
     except FileExistsError:
         return False
-    with os.fdopen(descriptor, "w", encoding="ascii") as file:
-        file.write(f"{os.getpid()}\n")
+    finally:
+        os.unlink(draft)
     return True
 
 
@@ -95,10 +103,10 @@ class RunLock:
             _HELD_HERE[key] += 1
             self.held = True
             return self
-        first_seen, waited_for = time.monotonic(), None
+        waited_for = None
         while not _create(self.path):
             owner = read_pid(self.path)
-            if owner is not None and pid_is_running(owner):
+            if pid_is_running(owner):
                 if not self.wait:
                     raise FolderInUse(f"{self.folder} is in use by pid {owner}, another {self.what} writing "
                                       f"it (lock file {self.path}); wait for it to end, or choose another "
@@ -107,9 +115,6 @@ class RunLock:
                     self.notify(f"{self.folder} is in use by pid {owner}, another {self.what}: waiting for it")
                     waited_for = owner
                 time.sleep(POLL_SECONDS)
-                continue
-            if owner is None and time.monotonic() - first_seen < WRITE_GRACE_SECONDS:
-                time.sleep(0.01)  # created an instant ago, its pid not written yet
                 continue
             self._take_over_stale(owner)
         _HELD_HERE[key] = 1
@@ -126,8 +131,9 @@ class RunLock:
             return
         try:
             if read_pid(self.path) == owner:  # still the stale lock, not a new one of a faster run
-                self.path.unlink(missing_ok=True)
-                self.took_over = True
+                with contextlib.suppress(FileNotFoundError):  # gone: its owner let go, it did not die
+                    self.path.unlink()
+                    self.took_over = True
         finally:
             takeover.unlink(missing_ok=True)
 
