@@ -89,3 +89,35 @@ def test_the_pooling_defaults_to_the_one_the_folder_was_trained_with(folders, la
                                  dev=folders / "train.tsv", settings=FineTuneConfig(epochs=1, pooling=pooling),
                                  random_init=random_init, stream=io.StringIO(), log=None)
     assert model.config.extra.get("classifier_pooling", "cls") == expected
+
+
+def tree(folder):
+    """Every file under `folder`, by path, with its bytes."""
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize("where", ["is", "is spelled otherwise", "is inside", "holds"])
+def test_an_out_that_is_the_model_folder_is_refused(small_corpus, tmp_path, capsys, where):
+    """`finetune --model R --out R --overwrite` replaced the pretraining run's log and report with the
+    fine-tuning ones, and its --resume then failed (`KeyError: 'losses'`). An --out that is the --model
+    folder, inside it or holding it is refused in one line, even with --overwrite; every file of the run is
+    left byte for byte, and the run still resumes."""
+    from helpers import quiet, small_config
+
+    from minibert.train.pretraining_loop import pretrain
+
+    run = tmp_path / "runs" / "R"
+    pretrain(small_config(small_corpus, steps=2), run, stop_after_steps=1, **quiet())
+    (tmp_path / "train.tsv").write_text("sentence\tlabel\n" + "the cat sat\tpos\nthe dog ran\tneg\n" * 4)
+    out = {"is": run, "is spelled otherwise": run / ".." / "R", "is inside": run / "tuned",
+           "holds": tmp_path / "runs"}[where]
+    before = tree(tmp_path / "runs")
+    with pytest.raises(SystemExit) as caught:
+        main(["finetune", "--task", "glue-tsv", "--model", str(run), "--out", str(out), "--train",
+              str(tmp_path / "train.tsv"), "--epochs", "1", "--plain", "--overwrite"])
+    verb = where.removesuffix(" spelled otherwise")
+    assert caught.value.code == 2 and capsys.readouterr().err.splitlines() == [
+        f"error: --out {out} {verb} the --model folder {run}: the fine-tuned model would replace or mix with the "
+        "files of the model it starts from; give --out a folder apart from it"]
+    assert tree(tmp_path / "runs") == before
+    assert pretrain(None, run, resume=True, **quiet()).step == 2

@@ -217,28 +217,50 @@ def test_two_runs_started_at_the_same_moment_never_both_write(small_corpus, tmp_
             starter.wait(timeout=60)
 
 
-@pytest.mark.parametrize("name", ["log.jsonl", "vocab.txt"])
+@pytest.mark.parametrize("name", ["log.jsonl", "vocab.txt", "report.html", "report.json", "loss.svg",
+                                  "accuracy.svg", "notes.txt"])
 def test_a_new_run_keeps_the_users_files(small_corpus, tmp_path, name):
-    """A log.jsonl or vocab.txt of the user's in --out is named and left as it was; --overwrite replaces
-    it."""
+    """A new run writes only into an empty folder or one a run of ours wrote: a file of the user's in --out
+    (one the run would replace, or any other) is named and left byte for byte; --overwrite starts the run
+    there, replacing the files of a run's names only. (report.html, report.json and loss.svg were replaced
+    without a word: only log.jsonl and vocab.txt were checked.)"""
     folder = tmp_path / "run"
     folder.mkdir()
-    (folder / name).write_text("my own notes\n")
-    with pytest.raises(WouldOverwrite, match=rf"{name} already exists \(a file of 13 bytes.*--overwrite"):
+    mine = b"my own \xff notes\n"  # not even UTF-8
+    (folder / name).write_bytes(mine)
+    with pytest.raises(WouldOverwrite, match=rf"^{folder} holds files that no pretraining run wrote \({name}\);"
+                                             ".*--overwrite"):
         pretrain(small_config(small_corpus, steps=1), folder, **quiet())
-    assert (folder / name).read_text() == "my own notes\n" and sorted(os.listdir(folder)) == [name]
+    assert (folder / name).read_bytes() == mine and sorted(os.listdir(folder)) == [name]
     pretrain(small_config(small_corpus, steps=1), folder, overwrite=True, **quiet())
-    assert (folder / name).read_text() != "my own notes\n"
+    assert ((folder / name).read_bytes() == mine) == (name == "notes.txt")
 
 
 def test_the_command_line_names_what_is_in_the_way(small_corpus, tmp_path):
-    """The same from `python -m minibert pretrain`: one line, status 2, the file untouched."""
+    """The same from `python -m minibert pretrain`, for a folder of the user's own report and curve: one
+    line, status 2, every file untouched."""
     folder = tmp_path / "run"
     folder.mkdir()
-    (folder / "log.jsonl").write_text("mine\n")
+    mine = {"report.html": b"<p>mine</p>\n", "report.json": b'{"mine": 1}\n', "loss.svg": b"<svg/>\n"}
+    for name, content in mine.items():
+        (folder / name).write_bytes(content)
     code, _, stderr = finished(minibert("pretrain", *small_options(small_corpus, steps=1), "--out", folder))
-    assert code == 2 and stderr.startswith("error: ") and "log.jsonl already exists" in stderr, stderr
-    assert (folder / "log.jsonl").read_text() == "mine\n"
+    assert code == 2 and stderr.splitlines() == [
+        f"error: {folder} holds files that no pretraining run wrote (loss.svg, report.html, report.json); give "
+        "--out a new or empty folder, or pass --overwrite to start a run there (its log.jsonl, vocab.txt, "
+        "report and curves replace files of the same names)"], stderr
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == mine
+
+
+def test_a_run_that_died_before_its_first_checkpoint_is_started_again(small_corpus, tmp_path):
+    """A folder whose run of ours ended before any checkpoint (its log begins with pretraining's "start") is
+    the run's own: a new run starts there without --overwrite."""
+    folder = tmp_path / "run"
+    pretrain(small_config(small_corpus, steps=1), folder, **quiet())
+    (folder / "checkpoint.npz").unlink()  # as if it died before its first checkpoint
+    result = pretrain(small_config(small_corpus, steps=2), folder, **quiet())
+    assert result.stopped == "finished" and result.step == 2
+    assert [record["kind"] for record in read_log(folder / "log.jsonl")].count("start") == 1
 
 
 def test_resume_restores_a_deleted_vocabulary(small_corpus, tmp_path):
@@ -250,3 +272,24 @@ def test_resume_restores_a_deleted_vocabulary(small_corpus, tmp_path):
     (folder / "vocab.txt").unlink()
     pretrain(None, folder, resume=True, **quiet())
     assert (folder / "vocab.txt").read_bytes() == original
+
+
+def test_resume_refuses_a_log_that_is_not_a_pretraining_log(small_corpus, tmp_path):
+    """`--resume` on a folder whose log.jsonl another command wrote (a fine-tuning run's, put there by
+    `finetune --out R --overwrite`) says so in one line (it was `KeyError: 'losses'`), leaving the file as it
+    was; with that log moved away, the checkpoint resumes."""
+    folder = tmp_path / "run"
+    pretrain(small_config(small_corpus, steps=2), folder, stop_after_steps=1, **quiet())
+    theirs = (b'{"kind": "start", "step": 0, "time": "2026-12-06T06:00:00Z", "command": "python -m minibert '
+              b'finetune --task sentiment --model R --out R --overwrite"}\n'
+              b'{"kind": "train", "step": 10, "epoch": 1, "loss": 0.69, "lr": 0.001, "elapsed": 1.5}\n')
+    (folder / "log.jsonl").write_bytes(theirs)
+    code, _, stderr = finished(minibert("pretrain", "--resume", "--out", folder))
+    assert code == 2 and stderr.splitlines() == [
+        f"error: {folder / 'log.jsonl'} is not a pretraining log (another command wrote it), so {folder} holds "
+        f"more than a pretraining run; to continue {folder / 'checkpoint.npz'} with a new log, move that file "
+        "out of the folder first"], stderr
+    assert (folder / "log.jsonl").read_bytes() == theirs
+    (folder / "log.jsonl").rename(tmp_path / "their-log.jsonl")
+    result = pretrain(None, folder, resume=True, **quiet())
+    assert result.stopped == "finished" and result.step == 2

@@ -86,7 +86,8 @@ def add_arguments(parser):
                         help="run folder for checkpoints, logs and curves (default runs/<preset>-<corpus>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     parser.add_argument("--overwrite", action="store_true",
-                        help="start afresh in --out even if it holds a run, a log.jsonl or a vocab.txt")
+                        help="start afresh in --out even if it holds a run or other files (a new run "
+                             "otherwise needs a new or empty folder); files of a run's names are replaced")
     parser.add_argument("--data-dir", default=None, metavar="DIR",
                         help="where the corpus, vocabulary and shards live (default <data folder>/<corpus>)")
     for option, (field, parse, help_text) in RUN_OPTIONS.items():

@@ -10,6 +10,7 @@ import contextlib
 from dataclasses import replace
 from pathlib import Path
 
+from minibert.errors import ConfigError
 from minibert.finetune.loop import FineTuneConfig, build_model, fine_tune
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.tasks import data_files, make_task
@@ -32,6 +33,7 @@ def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, set
     """
     check_model_folder(model_dir)  # a wrong --model stops here, before --out is touched
     if out_dir is not None:
+        check_apart(out_dir, model_dir)
         check_can_write(out_dir, overwrite, "--out")
     with RunLock(out_dir, "fine-tuning run") if out_dir is not None else contextlib.nullcontext():
         if out_dir is not None and overwrite:
@@ -49,6 +51,19 @@ def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, set
                   "train": str(train_path), "dev": str(dev_path)}
         result = fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
         return task, model, result
+
+
+def check_apart(out_dir, model_dir):
+    """Refuse an --out that is the --model folder, is inside it or holds it, even with --overwrite: the
+    fine-tuned model, its log and report would replace the files of the model it starts from (a pretraining
+    run's log, which its --resume then cannot read), or mix with them."""
+    out, model = Path(out_dir).resolve(), Path(model_dir).resolve()  # the same folder, however it is spelled
+    where = ("is" if out == model else "is inside" if out.is_relative_to(model)
+             else "holds" if model.is_relative_to(out) else None)
+    if where is not None:
+        raise ConfigError(f"--out {out_dir} {where} the --model folder {model_dir}: the fine-tuned model would "
+                          "replace or mix with the files of the model it starts from; give --out a folder apart "
+                          "from it")
 
 
 def with_folder_pooling(settings, model_dir, random_init, log):

@@ -63,7 +63,7 @@ def read_log(path):
     if not path.is_file():
         return []
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():  # a line not ours is skipped
         try:
             records.append(json.loads(line))
         except ValueError:

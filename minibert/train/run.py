@@ -14,9 +14,9 @@ from pathlib import Path
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, DataError
 from minibert.io.atomic import atomic_write
-from minibert.io.overwrite import check_can_write
+from minibert.io.overwrite import WouldOverwrite
 from minibert.io.pretrained import VOCAB_FILE
-from minibert.io.run_lock import RunLock
+from minibert.io.run_lock import LOCK_FILE, RunLock
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_setup
@@ -217,19 +217,32 @@ def _checkpoint_to_resume(out_dir, lock, resume, overwrite):
     if resume and not path.is_file():
         raise CheckpointError(f"no checkpoint to resume in {out_dir} ({CHECKPOINT_FILE} is missing); start the "
                               "run without --resume")
+    records = read_log(out_dir / LOG_FILE)
+    if resume and records and not _begins_as_pretraining_logs_do(records):
+        raise CheckpointError(f"{out_dir / LOG_FILE} is not a pretraining log (another command wrote it), so "
+                              f"{out_dir} holds more than a pretraining run; to continue {path} with a new log, "
+                              "move that file out of the folder first")
     if not resume and path.is_file() and not overwrite:
         raise CheckpointError(f"{out_dir} already holds a run; continue it with --resume, or start a new one in "
                               "another folder (--out DIR), or over this one with --overwrite")
-    if not resume and not overwrite and not _holds_a_dead_attempt(out_dir, lock):
-        for name in (LOG_FILE, VOCAB_FILE):
-            check_can_write(out_dir / name, overwrite, "--out")
+    if not resume and not overwrite and not lock.took_over and not _begins_as_pretraining_logs_do(records):
+        _check_holds_nothing(out_dir)  # else it holds a run of ours that died before its first checkpoint
     return load_checkpoint(path) if resume else None
 
 
-def _holds_a_dead_attempt(out_dir, lock):
-    """Whether the folder's log.jsonl and vocab.txt are a run's of ours that died before its first checkpoint
-    (its lock was stale, or its log starts as our logs do), not files of the user's."""
-    if lock.took_over:
-        return True
-    records = read_log(out_dir / LOG_FILE)
+def _begins_as_pretraining_logs_do(records):
+    """Whether a log's records begin with a pretraining run's "start" record (it holds the run's settings): a
+    log written by `pretrain`, not by the user or by another command (fine-tuning's starts without them)."""
     return bool(records) and records[0].get("kind") == "start" and "config" in records[0]
+
+
+def _check_holds_nothing(out_dir):
+    """A new run writes only into a folder that is empty (but for the lock it took) or that a run of ours
+    wrote: the report, the curves and the rest of what it writes would replace the user's files of those
+    names."""
+    theirs = sorted(entry.name for entry in out_dir.iterdir() if not entry.name.startswith(LOCK_FILE))
+    if theirs:
+        shown = ", ".join(theirs[:4]) + (", ..." if len(theirs) > 4 else "")
+        raise WouldOverwrite(f"{out_dir} holds files that no pretraining run wrote ({shown}); give --out a new or "
+                             "empty folder, or pass --overwrite to start a run there (its log.jsonl, vocab.txt, "
+                             "report and curves replace files of the same names)")
