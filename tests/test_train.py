@@ -225,6 +225,25 @@ def test_resume_refuses_settings_that_change_the_numbers(small_corpus, tmp_path)
     assert result.step == 4
 
 
+def test_resume_on_another_number_of_threads_continues_the_run(small_corpus, tmp_path):
+    """`--resume --threads 1` was refused as a setting "that decides its numbers"; it is a speed setting, so
+    the run goes on, saying that from here its numbers match only to float32 rounding: begun on 2 threads,
+    paused and resumed on 1, it ends with the weights of one that ran on 2 throughout within float32's
+    tolerance (batches of 32 sequences: the matmuls are cut in parts wherever Numba has two threads, and BLAS
+    rounds a part's last bits by its size)."""
+    config = small_config(small_corpus, steps=4, batch_size=32, threads=2)
+    pretrain(config, tmp_path / "straight", data_dir=small_corpus.parent, **quiet())
+    pretrain(config, tmp_path / "paused", data_dir=small_corpus.parent, stop_after_steps=2, **quiet())
+    said = []
+    resumed = pretrain(None, tmp_path / "paused", resume=True, overrides={"threads": 1},
+                       data_dir=small_corpus.parent, **{**quiet(), "log": said.append})
+    assert resumed.step == 4
+    assert "threads: 1 now, 2 before; " in said[0] and "to float32 rounding, not bit for bit" in said[0], said
+    final = {name: load_checkpoint(tmp_path / name / "checkpoint.npz") for name in ("straight", "paused")}
+    for name, array in final["straight"].model_state.items():
+        np.testing.assert_allclose(final["paused"].model_state[name], array, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
 def test_resume_and_new_run_guard_the_folder(small_corpus, tmp_path):
     """--resume with no checkpoint, and a new run over an existing one, are refused with the fix."""
     config = small_config(small_corpus, steps=2)

@@ -13,7 +13,7 @@ to `fill-mask --model` or `attention --model`. Ctrl-C stops after the current st
 #     python -m minibert pretrain --steps 2000 --lr 5e-4 --out runs/lr5e-4
 #
 # Every option left out comes from the preset (see minibert/train/presets.py). When resuming, options left
-# out come from the checkpoint, and only --minutes and the logging options may change.
+# out come from the checkpoint, and only --minutes, --threads and the logging options may change.
 
 import time
 from pathlib import Path

@@ -175,6 +175,11 @@ def _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log):
     if checkpoint is not None:
         asked = config.to_dict() if config is not None else (overrides or {})
         config = run_setup.config_for_resume(checkpoint.run_config, asked)
+        before = checkpoint.run_config.get("threads")
+        if config.threads != before:  # run_setup.SESSION_SETTINGS says why
+            log(f"threads: {config.threads or 'every core'} now, {before or 'every core'} before; the matmuls cut "
+                "in parts for the threads round their last bits by the count, so from here the numbers match the "
+                "run's only to float32 rounding, not bit for bit")
     shard_dir, vocab_path, fingerprint = run_setup.prepare_data(config, data_dir, log)
     tokenizer = BertTokenizer(vocab_path)
     train_batches, eval_batches = run_setup.open_batches(shard_dir, config)
