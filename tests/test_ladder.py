@@ -234,3 +234,20 @@ def test_each_fine_tuning_way_asks_the_finetune_command_for_its_recipe(way, pair
     assert ladder.fine_tune_accuracy(settings, "15min", tmp_path, train, train, 2, way) == 50.0
     assert {name: getattr(asked["settings"], name) for name in recipe} == recipe
     assert asked["settings"].seed == 2 and asked["options"] == options
+
+
+def test_a_folder_named_like_the_package_is_read_as_the_folder(tmp_path, monkeypatch):
+    """`--rung minilm=packaged` names a folder called `packaged` (here in the current folder): it is that
+    folder the rung reads and checks, not the model package the default `packaged` stands for."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "packaged"
+    BertModel(BertConfig.preset("tiny", vocab_size=40, num_hidden_layers=1)).save_pretrained(folder)
+    (folder / "vocab.txt").write_text("".join(f"{token}\n" for token in
+                                              ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *map(str, range(35))]))
+    monkeypatch.setattr(ladder, "packaged_model_zip", lambda: None)  # the package is not installed
+    monkeypatch.setattr(ladder, "extract_packaged_model", lambda cache: tmp_path / "the package's model")
+    settings = ladder.with_folders(ladder.settings("quick"), {"minilm": "packaged"})
+    ladder.check_rungs({"folders": {"minilm": settings["folders"]["minilm"]}})  # the folder is there
+    assert ladder.rung_folder(settings, "minilm", tmp_path / "E").resolve() == folder
+    # the default, unchanged, still names the package
+    assert ladder.rung_folder(ladder.settings("quick"), "minilm", tmp_path / "E") == tmp_path / "the package's model"

@@ -65,9 +65,11 @@ RUNGS = {
     "15min_none": "15 minutes, no sentence loss",
 }
 # Where each rung's model folder is unless --rung NAME=DIR says otherwise, and the command that makes it.
-# The random rung reads the 15-minute folder for its shape and vocabulary only.
+# The random rung reads the 15-minute folder for its shape and vocabulary only; PACKAGED is no folder but the
+# model package (io/packaged_model.py).
+PACKAGED = "packaged"
 DEFAULT_FOLDERS = {"15min": "runs/mini-pydocs", "60min": "runs/mini-pydocs-60min",
-                   "60min_large": "runs/mini-pydocs-large-60min", "minilm": "packaged",
+                   "60min_large": "runs/mini-pydocs-large-60min", "minilm": PACKAGED,
                    "15min_sop": "runs/mini-pydocs-sop", "15min_none": "runs/mini-pydocs-none"}
 MAKE_RUNG = {
     "15min": "python -m minibert pretrain",
@@ -158,7 +160,9 @@ def with_folders(settings, given):
     for rung, folder in given.items():
         if rung not in folders:
             raise ConfigError(f"--rung {rung}=...: this mode's rungs with a folder are {', '.join(folders)}")
-        folders[rung] = str(folder)
+        # A path the user gives is a path: a folder that happens to be called `packaged` is that folder,
+        # spelled so that it is not read as the package.
+        folders[rung] = f"./{folder}" if folder == PACKAGED else str(folder)
     return {**settings, "folders": folders}
 
 
@@ -168,7 +172,7 @@ def check_rungs(settings):
     that do not fit; another kind of tokenizer): each folder is read whole, as its runs will read it. An hour
     of runs should not end at the first arm of a bad rung."""
     for name, folder in settings["folders"].items():
-        if folder == "packaged":
+        if folder == PACKAGED:
             if packaged_model_zip() is None:
                 raise ConfigError(f"the {RUNGS[name]} rung needs the model package: {MAKE_RUNG[name]}")
         elif not Path(folder).exists():
@@ -186,7 +190,7 @@ def rung_folder(settings, rung, out_dir):
     """The model folder of `rung` (the 15-minute one for random weights), checked by check_rungs."""
     name = "15min" if rung == "random" else rung
     folder = settings["folders"][name]
-    if folder == "packaged":
+    if folder == PACKAGED:
         return extract_packaged_model(Path(out_dir) / "models")
     return Path(folder)
 
