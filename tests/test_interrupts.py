@@ -88,8 +88,8 @@ def model_folder(tmp_path_factory):
 def test_finetune_stopped_at_several_moments_keeps_its_best_epoch(model_folder, tmp_path, marker, kept):
     """Ctrl-C while Python loads the package, while finetune reads its model and data, in its first epoch,
     and after an epoch: exit 130 without a traceback; once an epoch has ended, its model stays saved and
-    loads (predict reads it), and finetune.json says where the run was stopped; the same command with
-    --overwrite then trains again from the start."""
+    loads (predict reads it), finetune.json says where the run was stopped and its report that it was; the
+    same command with --overwrite then trains again from the start."""
     out = tmp_path / "F"
     command = ("finetune", "--task", "sentiment", "--model", model_folder, "--out", out, "--epochs", "40",
                "--threads", "1")
@@ -99,6 +99,7 @@ def test_finetune_stopped_at_several_moments_keeps_its_best_epoch(model_folder, 
         assert kept in output and "run the same command with --overwrite" in output, output
     if kept == "the best epoch so far":
         assert json.loads((out / "finetune.json").read_text())["stopped"].startswith("Ctrl-C after step")
+        assert json.loads((out / "report.json").read_text())["run"]["status"] == "interrupted"  # was "running"
         predicted = subprocess.run([sys.executable, "-m", "minibert", "predict", "--model", out, "good"],
                                    cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert predicted.returncode == 0, predicted.stderr

@@ -22,6 +22,7 @@ from minibert.tokenizer.vocab import SPECIAL_TOKENS
 from minibert.train import pretrain, run_report
 from minibert.train.logs import read_log
 from minibert.train.run_report import REPORT_DATA, REPORT_PAGE, unigram_baseline
+from minibert.train.update import TrainingDiverged
 
 
 def report_of(folder):
@@ -97,17 +98,23 @@ def test_a_failed_rewrite_leaves_the_last_page_whole_and_the_next_clears_a_kille
 WORDS = ["good", "bad", "fine", "awful", "film"]
 
 
-def test_the_fine_tuning_report_counts_every_dev_example_once(tmp_path):
-    """The confusion matrix adds up to the dev set and its diagonal to the dev accuracy; every example shown
-    as a mistake is one; the epochs are the run's."""
+def toy_fine_tuning(folder):
+    """(task, model, examples) of a two-label toy task, small enough for a fine-tuning run in a second."""
     tokenizer = BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *WORDS])
     examples = [TextExample(f"{word} film", None, "pos" if word in ("good", "fine") else "neg", f"x:{i}")
                 for i, word in enumerate(WORDS[:4] * 5)]
     task = ClassificationTask(tokenizer, max_seq_length=8)
     task.fit_labels(examples)
     model = BertForSequenceClassification(BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size), 2)
-    tokenizer.save_pretrained(tmp_path / "vocabulary")
-    model.vocab_file = str(tmp_path / "vocabulary" / "vocab.txt")
+    tokenizer.save_pretrained(folder / "vocabulary")
+    model.vocab_file = str(folder / "vocabulary" / "vocab.txt")
+    return task, model, examples
+
+
+def test_the_fine_tuning_report_counts_every_dev_example_once(tmp_path):
+    """The confusion matrix adds up to the dev set and its diagonal to the dev accuracy; every example shown
+    as a mistake is one; the epochs are the run's."""
+    task, model, examples = toy_fine_tuning(tmp_path)
     out = tmp_path / "tuned"
     result = fine_tune(task, model, examples, examples[:8], FineTuneConfig(epochs=2, batch_size=4, plain=True),
                        out_dir=out, stream=io.StringIO(), record={"task": "toy"})
@@ -118,6 +125,36 @@ def test_the_fine_tuning_report_counts_every_dev_example_once(tmp_path):
     assert len(report["mistakes"]) == 8 - np.trace(counts)
     assert all(mistake["label"] != mistake["predicted"] for mistake in report["mistakes"])
     assert [entry["epoch"] for entry in report["epochs"]] == [1, 2] and report["run"]["finished"]
+
+
+@pytest.mark.parametrize("error, status", [(KeyboardInterrupt(), "interrupted"),
+                                           (TrainingDiverged("loss is nan"), "diverged"),
+                                           (MemoryError(), "failed")])
+def test_a_fine_tuning_run_that_ends_early_says_so_in_its_report(tmp_path, monkeypatch, error, status):
+    """Ctrl-C after the first epoch left report.json and report.html at "running" for good. However a run
+    ends after its first report (a Ctrl-C landing in the second epoch's evaluation, a diverged step, an
+    error), the report is written again with how and when it ended, and the error goes on to the caller."""
+    task, model, examples = toy_fine_tuning(tmp_path)
+    real_evaluate, calls = task.evaluate, []
+
+    def evaluate_then_fail(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise error
+        return real_evaluate(*args)
+
+    monkeypatch.setattr(task, "evaluate", evaluate_then_fail)
+    out = tmp_path / "tuned"
+    with pytest.raises(type(error)):
+        fine_tune(task, model, examples, examples[:8], FineTuneConfig(epochs=3, batch_size=4, plain=True),
+                  out_dir=out, stream=io.StringIO(), record={"task": "toy"})
+    report = report_of(out)
+    assert report["run"]["status"] == status and report["run"]["ended"] is not None
+    assert [entry["epoch"] for entry in report["epochs"]] == [1]
+    page = (out / REPORT_PAGE).read_text("utf-8")
+    assert f'"status":"{status}"' in page and '"status":"running"' not in page
+    last = read_log(out / "log.jsonl")[-1]
+    assert last["kind"] == "end" and last["stopped"] == status
 
 
 def test_the_report_names_the_latest_plan_of_steps():

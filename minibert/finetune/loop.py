@@ -22,6 +22,7 @@ and batches, the loss, and the dev metrics.
 # - the head starts from N(0, 0.02), as BERT's; `head_init="probe"` starts a classifier from the linear
 #   probe of the frozen encoder instead (probe_start.py, LP-FT), which docs/finetuning_recipe.md measures.
 
+import contextlib
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -35,10 +36,10 @@ from minibert.finetune.batching import batch_order
 from minibert.finetune.model_files import read_weights
 from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.probe_start import start_head_from_probe
-from minibert.finetune.report import write_finetune_report
+from minibert.finetune.report import write_ending, write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
-from minibert.train.interrupt import StopRequest
+from minibert.train.interrupt import StopRequest, interrupted_inside_native_code
 from minibert.train.logs import LOG_FILE, RunLog, read_log
 from minibert.train.progress import ProgressLine, format_duration
 from minibert.train.update import TrainingDiverged, checked_update
@@ -180,48 +181,54 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                      + ("" if settings.epochs else f" (at least {MIN_STEPS} steps: `plateau.py`)"))
     shuffle = np.random.default_rng(settings.seed)
     result, best_state, step, first_losses = FineTuneResult({}, 0), None, 0, []
-    with StopRequest(progress.message, "Ctrl-C: stopping after this step; the best epoch so far stays "
-                                       "saved (Ctrl-C again to quit now)") as stop:
-        for epoch in range(1, epochs + 1):
-            epoch_started, losses = time.perf_counter(), []
-            model.train()
-            for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
-                lr = max(group["lr"] for group in optimizer.param_groups)  # the top's, with layer_decay
-                try:
-                    losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
-                                             task.batch([train_features[i] for i in indexes])))
-                except TrainingDiverged as error:
-                    progress.close()
-                    raise TrainingDiverged(f"step {step + 1} (epoch {epoch}): {error}") from None
-                step += 1
-                if step <= 10:
-                    first_losses.append(losses[-1])
-                elapsed = time.perf_counter() - started
-                progress.update(f"epoch {epoch}/{epochs}  step {step}/{total_steps}  loss "
-                                f"{np.mean(losses[-20:]):.4f}  lr {lr:.1e}  {step / elapsed:.1f} steps/s  ETA "
-                                f"{format_duration(elapsed / step * (total_steps - step))}")
-                if log is not None and (step % 10 == 0 or step == total_steps):
-                    log.write("train", step=step, epoch=epoch, loss=losses[-1], lr=lr, elapsed=elapsed)
-                if stop.requested:
-                    stop_between_steps(progress, task, out_dir, log, record, result, step, total_steps)
-            dev = task.evaluate(model, dev_examples, dev_features, settings.eval_batch_size)
-            entry = {"epoch": epoch, "train_loss": float(np.mean(losses)), "dev": dev,
-                     "seconds": time.perf_counter() - epoch_started}
-            result.history.append(entry)
-            if log is not None:
-                log.write("eval", step=step, **entry)
-                write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, result.history,
-                                      read_log(log.path), epoch)
-            improved = not result.best_metrics or dev[task.main_metric] > result.best_metrics[task.main_metric]
-            progress.message(f"epoch {epoch}: train loss {entry['train_loss']:.4f}  dev "
-                             + "  ".join(f"{name} {value:.4f}" for name, value in dev.items())
-                             + ("  (best so far)" if improved else ""))
-            if improved:
-                result.best_metrics, result.best_epoch = dev, epoch
-                best_state = {name: array.copy() for name, array in model.state_dict().items()}
-                if out_dir is not None:
-                    save_finetuned(out_dir, model, task, {**record, "history": result.history,
-                                                          "best_epoch": epoch, "best": dev})
+    report = None  # the report's data as last written, rewritten with how the run ended, however it ends
+    try:
+        with StopRequest(progress.message, "Ctrl-C: stopping after this step; the best epoch so far stays "
+                                           "saved (Ctrl-C again to quit now)") as stop:
+            for epoch in range(1, epochs + 1):
+                epoch_started, losses = time.perf_counter(), []
+                model.train()
+                for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
+                    lr = max(group["lr"] for group in optimizer.param_groups)  # the top's, with layer_decay
+                    try:
+                        losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
+                                                 task.batch([train_features[i] for i in indexes])))
+                    except TrainingDiverged as error:
+                        progress.close()
+                        raise TrainingDiverged(f"step {step + 1} (epoch {epoch}): {error}") from None
+                    step += 1
+                    if step <= 10:
+                        first_losses.append(losses[-1])
+                    elapsed = time.perf_counter() - started
+                    progress.update(f"epoch {epoch}/{epochs}  step {step}/{total_steps}  loss "
+                                    f"{np.mean(losses[-20:]):.4f}  lr {lr:.1e}  {step / elapsed:.1f} steps/s  ETA "
+                                    f"{format_duration(elapsed / step * (total_steps - step))}")
+                    if log is not None and (step % 10 == 0 or step == total_steps):
+                        log.write("train", step=step, epoch=epoch, loss=losses[-1], lr=lr, elapsed=elapsed)
+                    if stop.requested:
+                        stop_between_steps(progress, task, out_dir, log, record, result, step, total_steps)
+                dev = task.evaluate(model, dev_examples, dev_features, settings.eval_batch_size)
+                entry = {"epoch": epoch, "train_loss": float(np.mean(losses)), "dev": dev,
+                         "seconds": time.perf_counter() - epoch_started}
+                result.history.append(entry)
+                if log is not None:
+                    log.write("eval", step=step, **entry)
+                    report = write_finetune_report(out_dir, task, model, dev_examples, dev_features, record,
+                                                   result.history, read_log(log.path), epoch)
+                improved = not result.best_metrics or dev[task.main_metric] > result.best_metrics[task.main_metric]
+                progress.message(f"epoch {epoch}: train loss {entry['train_loss']:.4f}  dev "
+                                 + "  ".join(f"{name} {value:.4f}" for name, value in dev.items())
+                                 + ("  (best so far)" if improved else ""))
+                if improved:
+                    result.best_metrics, result.best_epoch = dev, epoch
+                    best_state = {name: array.copy() for name, array in model.state_dict().items()}
+                    if out_dir is not None:
+                        save_finetuned(out_dir, model, task, {**record, "history": result.history,
+                                                              "best_epoch": epoch, "best": dev})
+    except BaseException as error:
+        if log is not None:
+            record_the_end(out_dir, log, report, step, error)
+        raise
     result.warning = plateau_warning(task, dev_examples, result, learning_rate, first_losses)
     if result.warning:
         progress.message(result.warning)
@@ -251,11 +258,22 @@ def stop_between_steps(progress, task, out_dir, log, record, result, step, total
             write_record(out_dir, task, {**record, "history": result.history, "best_epoch": result.best_epoch,
                                          "best": result.best_metrics,
                                          "stopped": f"Ctrl-C after step {step} of {total_steps}"})
-        log.write("end", step=step, stopped="interrupted")
         kept += "; to train again from the start, run the same command with --overwrite"
     progress.message(f"stopped after step {step} of {total_steps}: {kept}")
     progress.close()
     raise KeyboardInterrupt
+
+
+def record_the_end(out_dir, log, report, step, error):
+    """How a run that did not finish ended, in its log's "end" record and its report (if an epoch wrote one):
+    interrupted (Ctrl-C), diverged, or failed (any other error, which the caller raises on)."""
+    interrupted = isinstance(error, KeyboardInterrupt) or interrupted_inside_native_code(error)
+    stopped = "interrupted" if interrupted else "diverged" if isinstance(error, TrainingDiverged) else "failed"
+    # The run's own error is the one to report: a second one here (a full disk) must not replace it.
+    with contextlib.suppress(Exception):
+        log.write("end", step=step, stopped=stopped)
+        if report is not None:
+            write_ending(out_dir, report, read_log(log.path))
 
 
 def recipe_optimizer(model, learning_rate, settings, total_steps):

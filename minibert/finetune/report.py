@@ -17,11 +17,11 @@ MISTAKES = 8  # dev examples shown that the model gets wrong, the most confident
 def write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, history, records, epoch):
     """Rewrite the report of the run in `out_dir`: `history` as the loop keeps it (per epoch: "epoch",
     "train_loss", "dev"), `records` the run's log, and the confusion matrix and mistakes of `model` as it is
-    now, which is epoch `epoch`'s."""
+    now, which is epoch `epoch`'s. Returns the report's data."""
     chance = task.chance(dev_examples)
     confusion, mistakes = dev_predictions(task, model, dev_examples, dev_features)
     best = max(history, key=lambda entry: entry["dev"][task.main_metric]) if history else None
-    write_report(out_dir, {
+    data = {
         "kind": "finetune",
         "title": f"fine-tuning: {record.get('task', task.kind)} from {record.get('model', '?')}",
         "run": {**run_summary(out_dir, records), "parameters": model.num_parameters(),
@@ -37,7 +37,16 @@ def write_finetune_report(out_dir, task, model, dev_examples, dev_features, reco
         "predictions_epoch": epoch,
         "confusion": confusion,
         "mistakes": mistakes,
-    })
+    }
+    write_report(out_dir, data)
+    return data
+
+
+def write_ending(out_dir, data, records):
+    """The report last written (`data`), again with how the run ended, from its log `records` (which end with
+    the "end" record): a run stopped by Ctrl-C, a diverged step or an error between two epochs would
+    otherwise leave a page that says "running" for good."""
+    write_report(out_dir, {**data, "run": {**data["run"], **run_summary(out_dir, records), "finished": True}})
 
 
 def dev_predictions(task, model, examples, features):

@@ -176,7 +176,7 @@ function runTable(report) {
 
 function finetuneReport(report) {
   const run = report.run;
-  document.getElementById("status").textContent = run.finished ? `finished: best epoch ${report.best_epoch} of ${report.epochs.length}` :
+  document.getElementById("status").textContent = run.status !== "running" ? `${run.status}: best epoch ${report.best_epoch} of ${report.epochs.length}` :
     `running: epoch ${report.epochs.length} done. This page is rewritten after each epoch; reload to see the latest.`;
   const metrics = report.epochs.length ? Object.keys(report.epochs[0].dev) : [];
   const perEpoch = report.epochs.map(entry => ({epoch: entry.epoch, train_loss: entry.train_loss, ...entry.dev}));
