@@ -190,6 +190,7 @@ def test_the_fine_tuning_report_draws_its_epochs_and_confusion_matrix(browser, t
     fine_tune(task, model, examples, examples, FineTuneConfig(epochs=2, batch_size=4, plain=True),
               out_dir=tmp_path / "tuned", stream=io.StringIO(), record={"task": "toy"})
     open_page(browser, tmp_path / "tuned" / REPORT_PAGE)
+    assert browser.find_element(By.ID, "status").text.startswith("finished: best epoch ")
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.chart polyline")) >= 2
     matrix = browser.find_elements(By.CSS_SELECTOR, ".matrix td")
     assert sum(int(cell.text.lstrip("✓ ")) for cell in matrix) == len(examples)
