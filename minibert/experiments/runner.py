@@ -26,6 +26,7 @@ from pathlib import Path
 from minibert.errors import ConfigError
 from minibert.io.atomic import atomic_write
 from minibert.io.overwrite import free_name
+from minibert.surrogates import record_json
 from minibert.train.interrupt import stop_if_requested
 from minibert.train.progress import ProgressLine, format_duration
 
@@ -151,7 +152,7 @@ def read_record(path, fields, metrics, say):
 def write_record(path, record):
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as file:
-        file.write((json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        file.write((record_json(record, indent=1) + "\n").encode("utf-8"))
 
 
 def saved_records(experiment, mode, seeds, out_dir, say):

@@ -24,6 +24,7 @@ from minibert.errors import CheckpointError
 from minibert.finetune.tasks import TASK_KINDS
 from minibert.io import atomic_write
 from minibert.io.pretrained import VOCAB_FILE
+from minibert.surrogates import record_json
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import vocab_fingerprint
 
@@ -45,7 +46,7 @@ def write_record(out_dir, task, record):
     if vocab_path.is_file():
         record["vocab_sha256"] = vocab_fingerprint(vocab_path)
     with atomic_write(Path(out_dir) / RECORD_FILE) as file:
-        file.write((json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        file.write((record_json(record, indent=2) + "\n").encode("utf-8"))
 
 
 def read_record(model_dir):

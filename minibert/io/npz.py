@@ -15,7 +15,6 @@ plus a dtype check refuse anything else (an "object array" is a pickle in disgui
 # damaged or hostile file is refused with a `CheckpointError` instead of a crash or a huge allocation.
 # Members are stored uncompressed, so the bytes an array claims must exist in the file.
 
-import json
 import math
 import os
 import zipfile
@@ -25,6 +24,7 @@ import numpy as np
 from minibert.errors import CheckpointError
 from minibert.io.atomic import atomic_write
 from minibert.io.strict_json import parse_json_object, short_repr
+from minibert.surrogates import record_json
 
 META_KEY = "__meta__"
 # Array kinds a checkpoint may hold: floats, signed and unsigned integers, bools.
@@ -41,7 +41,7 @@ def save_arrays(path, arrays, meta):
     if not isinstance(meta, dict):
         raise CheckpointError(f"cannot write {path}: meta must be a dict, not {type(meta).__name__}")
     try:
-        meta_text = json.dumps(meta, allow_nan=False, ensure_ascii=False)
+        meta_text = record_json(meta, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise CheckpointError(f"cannot write {path}: its meta must be JSON ({error}); convert NumPy numbers "
                               "with float()/int(), or store arrays as arrays") from error

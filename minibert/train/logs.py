@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from minibert.io.atomic import atomic_write
+from minibert.surrogates import record_json
 from minibert.viz import line_chart_svg, save_svg
 
 LOG_FILE = "log.jsonl"
@@ -46,7 +47,7 @@ class RunLog:
                 fields.setdefault("command", command_line())
         record = {"kind": kind, **{key: _plain(value) for key, value in fields.items()}}
         with open(self.path, "a", encoding="utf-8") as file:
-            file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            file.write(record_json(record) + "\n")
         return record
 
     def drop_after(self, step):
@@ -54,7 +55,7 @@ class RunLog:
         resumed run will train those steps again."""
         kept = [record for record in read_log(self.path) if record.get("step", 0) <= step]
         with atomic_write(self.path) as file:
-            file.write("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in kept).encode())
+            file.write("".join(record_json(record) + "\n" for record in kept).encode())
 
 
 def read_log(path):

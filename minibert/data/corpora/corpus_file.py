@@ -11,7 +11,6 @@ NotNext B must come from a *different* document.
 # with, so that a rebuilt corpus can be compared with the one a model was trained on.
 
 import hashlib
-import json
 import sys
 import warnings
 from importlib import metadata
@@ -22,6 +21,7 @@ import regex
 from minibert.data.corpora.sentences import split_sentences
 from minibert.errors import DataError
 from minibert.io.atomic import atomic_write
+from minibert.surrogates import record_json
 
 CORPUS_FILE = "corpus.txt"
 VERSIONS_FILE = "versions.json"
@@ -78,7 +78,7 @@ def write_corpus(out_dir, name, documents, details=None, progress=print):
 
 
 def _write_versions(out_dir, versions):
-    text = json.dumps(versions, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    text = record_json(versions, indent=2, sort_keys=True) + "\n"
     with atomic_write(Path(out_dir) / VERSIONS_FILE) as file:
         file.write(text.encode("utf-8"))
 
