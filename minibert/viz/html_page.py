@@ -20,6 +20,7 @@ from importlib import resources
 
 import numpy as np
 
+from minibert.surrogates import shown
 from minibert.viz.svg import escape
 
 TEMPLATES = "templates"  # the folder beside this file; pyproject.toml ships it as package data
@@ -35,7 +36,8 @@ def template(name):
 
 def page_json(data):
     """`data` as JSON that is safe inside an HTML <script> element: NumPy numbers as Python ones, NaN and
-    infinity as null (JSON has neither), and "<", ">" and "&" escaped."""
+    infinity as null (JSON has neither), text as a person reads it (a byte that is not UTF-8, in a folder's
+    name say, as `\\xff`: minibert/surrogates.py), and "<", ">" and "&" escaped."""
     text = json.dumps(_plain(data), ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -59,7 +61,7 @@ def weights_base64(array):
 
 def _plain(value):
     if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
+        return {shown(str(key)): _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     if isinstance(value, np.ndarray):
@@ -68,4 +70,6 @@ def _plain(value):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, str):
+        return shown(value)
     return value

@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from minibert.surrogates import shown
 from minibert.viz.inputs import as_matrix, checked_labels, finite_points
 from minibert.viz.text_width import display_width
 from minibert.viz.value_scale import to_unit_interval, value_range_of
@@ -28,14 +29,16 @@ GRID_COLOR = "#e5e5e5"
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 DASHES = ("", "8 4", "2 3", "10 3 2 3", "5 5", "1 2")
 
-# Characters XML 1.0 does not allow at all (most control characters, lone surrogates, U+FFFE/U+FFFF).
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Characters XML 1.0 does not allow at all (most control characters, U+FFFE/U+FFFF; lone surrogates, too,
+# which `shown` writes out first).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def escape(text):
-    """`text` made safe inside an XML element or attribute: & < > " ' as entities, forbidden characters
-    replaced by U+FFFD."""
-    text = _NOT_XML.sub("\ufffd", str(text))
+    """`text` made safe inside an XML element or attribute: & < > " ' as entities, a byte that is not UTF-8
+    (a lone surrogate) shown as `\\xff` (minibert/surrogates.py), other forbidden characters replaced by
+    U+FFFD."""
+    text = _NOT_XML.sub("\ufffd", shown(str(text)))
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;").replace("'", "&#39;"))
 
