@@ -22,7 +22,7 @@ import os
 from minibert.errors import TokenizerError
 from minibert.io.json_fields import read_object
 from minibert.io.strict_json import short_repr
-from minibert.tokenizer.vocab import SPECIAL_TOKENS, UNK_TOKEN
+from minibert.tokenizer.vocab import SPECIAL_TOKENS, UNK_TOKEN, validate_vocab
 from minibert.tokenizer.wordpiece import CONTINUATION_PREFIX
 
 TOKENIZER_JSON_NAME = "tokenizer.json"
@@ -68,6 +68,7 @@ def _read_wordpiece(model, path):
         raise TokenizerError(f"{path}: the vocab's ids must be 0, 1, ..., {len(vocab) - 1}, each once; "
                              "the file is damaged")
     tokens = sorted(vocab, key=vocab.__getitem__)
+    validate_vocab(tokens, source=path)  # as a vocab.txt's are (an empty token, a lone surrogate), naming this file
     return tokens, model.integer("max_input_chars_per_word", 100, minimum=1)
 
 

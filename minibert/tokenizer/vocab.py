@@ -3,7 +3,8 @@
 The file holds the special tokens too. BERT's own files put `[PAD]` on line 0 and `[UNK] [CLS] [SEP] [MASK]`
 on lines 100-103 (lines 1-99 are `[unused]` slots); the files we train put all five first, in that order.
 Reading checks what would otherwise fail much later: a missing special token, a duplicate (two lines, one
-token: the second id could never be produced), an empty line, bytes that are not UTF-8.
+token: the second id could never be produced), an empty line, bytes that are not UTF-8 (or, from a
+tokenizer.json, a lone surrogate).
 """
 
 import hashlib
@@ -11,6 +12,7 @@ import os
 from pathlib import Path
 
 from minibert.errors import TokenizerError
+from minibert.surrogates import holds_surrogate
 
 PAD_TOKEN = "[PAD]"  # fills a batch's short sequences up to its length; the attention mask hides it
 UNK_TOKEN = "[UNK]"  # a word WordPiece cannot spell with the vocabulary
@@ -32,6 +34,10 @@ def validate_vocab(tokens, source="the vocabulary"):
             raise TokenizerError(f"{source}: token {index} is a {type(token).__name__}, not a str: {token!r}")
         if not token:
             raise TokenizerError(f"{source}: line {index + 1} is empty; remove it (each line is a token)")
+        if holds_surrogate(token):  # only a JSON escape makes one: a vocab.txt is read as UTF-8
+            raise TokenizerError(f"{source}: token {index} {token!r} holds a lone surrogate, which is not text: "
+                                 "no UTF-8 file can hold it, nor can HuggingFace's tokenizers (its strings are "
+                                 "UTF-8); remove or fix that token")
         if token in vocab:
             raise TokenizerError(
                 f"{source}: token {token!r} appears twice, on lines {vocab[token] + 1} and {index + 1}; "
