@@ -200,6 +200,15 @@ def finished(process, timeout=300):
     return process.returncode, stdout, stderr
 
 
+def assert_one_error_line(returncode, stderr, fragment):
+    """A command refused its input as it should: status 2, no traceback, the last line `error: ...` holding
+    `fragment`."""
+    lines = stderr.strip().splitlines()
+    assert returncode == 2, stderr
+    assert "Traceback" not in stderr
+    assert lines[-1].startswith("error: ") and fragment in lines[-1], stderr
+
+
 CHILD = """
 import os, runpy, signal, sys
 import numpy as np

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import assert_one_error_line
 
 from minibert.cli import main
 from minibert.model import BertConfig, BertForPreTraining
@@ -98,13 +99,6 @@ def subprocess_results(workdir):
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = pool.map(lambda case: run_cli(CASES[case][0], workdir), SUBPROCESS_CASES)
         return dict(zip(SUBPROCESS_CASES, runs, strict=True))
-
-
-def assert_one_error_line(returncode, stderr, fragment):
-    lines = stderr.strip().splitlines()
-    assert returncode == 2, stderr
-    assert "Traceback" not in stderr
-    assert lines[-1].startswith("error: ") and fragment in lines[-1], stderr
 
 
 @pytest.mark.parametrize("case", CASES)
