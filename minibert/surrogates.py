@@ -9,18 +9,20 @@ file minibert writes follows one of two rules, both here:
   exactly what it was given: a folder's path read from it must reopen that same folder. `record_json` writes
   each lone surrogate as JSON's own escape `\\udcff`, which `json.loads` reads back as the same character.
 - **Text shown to a person** (the terminal, pages, SVG pictures, reports) is written escaped, as git shows
-  such a name: `shown("run\\udcff")` is `run\\xff`, the byte it stands for, and the command goes on.
+  such a name: `shown("run\\udcff")` is `run\\xff`, the byte it stands for, and the command goes on. The
+  commands' terminal streams do the same to whatever they print (`show_escaped_on`).
 
 A vocabulary is neither: a token is text the model reads, so one holding a lone surrogate is refused where
 vocabularies come in (`holds_surrogate`, used by `minibert/tokenizer/vocab.py`).
 """
 
 import codecs
+import io
 import json
 import re
 
 SURROGATE = re.compile("[\ud800-\udfff]")
-SHOWN = "minibert-shown"  # the name of the codec error handler below, for streams: stream.reconfigure(errors=SHOWN)
+SHOWN = "minibert-shown"  # the name of the codec error handler below
 
 
 def escaped(char):
@@ -57,3 +59,12 @@ def _show_what_cannot_be_encoded(error):
 
 
 codecs.register_error(SHOWN, _show_what_cannot_be_encoded)
+
+
+def show_escaped_on(*streams):
+    """Make each stream (sys.stdout, sys.stderr) show what its encoding cannot take as `escaped` says, instead
+    of failing the print (a strict UTF-8 terminal) or sending the raw byte. A stream that encodes nothing (an
+    io.StringIO) holds the text itself and needs no change."""
+    for stream in streams:
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=SHOWN)

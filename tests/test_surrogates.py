@@ -243,3 +243,14 @@ def test_bytes_that_are_not_utf8_are_kept_shown_or_refused(workdir, monkeypatch,
     if then is not None:
         status, out, err = run_command(then[0], capsys)
         assert status == 0 and then[1] in out + err, err
+
+
+def test_an_exercise_workspace_may_be_named_with_such_a_byte(tmp_path, monkeypatch, capsys):
+    """`python -m minibert.exercises start 01 --dir 'ws\\xff'` stopped at README.md with a UnicodeEncodeError,
+    leaving the workspace half-written; now the README (and the terminal) show the folder as `ws\\xff`."""
+    from minibert.exercises.__main__ import main as exercises_main
+
+    monkeypatch.chdir(tmp_path)
+    assert exercises_main(["start", "01", "--dir", f"ws{FF}"]) == 0
+    readme = (tmp_path / f"ws{FF}" / "README.md").read_text(encoding="utf-8")
+    assert f"--dir ws{SHOWN_FF}" in readme and f"--dir ws{SHOWN_FF}" in capsys.readouterr().out

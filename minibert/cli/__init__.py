@@ -11,13 +11,12 @@ status 2; `--debug` shows the full traceback instead.
 import argparse
 import errno
 import importlib
-import io
 import sys
 import warnings
 
 from minibert.cli.arguments import Parser
 from minibert.errors import MinibertError
-from minibert.surrogates import SHOWN
+from minibert.surrogates import show_escaped_on
 from minibert.train.interrupt import interrupted_inside_native_code, resend_dropped_interrupt
 
 # command name -> (module, one-line help). Add a line here when you add a command module.
@@ -74,15 +73,6 @@ def show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=file or sys.stderr)
 
 
-def show_any_bytes_escaped(*streams):
-    """A path or an argument may hold bytes that are not UTF-8 (minibert/surrogates.py): whatever is printed,
-    such a byte is shown as `\\xff`, as git shows it, instead of failing the print or reaching the terminal
-    raw. (A stream that encodes nothing, an io.StringIO, holds the text itself and needs no change.)"""
-    for stream in streams:
-        if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors=SHOWN)
-
-
 def interrupted():
     """Ctrl-C: the command has said what it kept (if anything); exit as a shell expects after SIGINT."""
     print("\ninterrupted", file=sys.stderr)
@@ -92,7 +82,9 @@ def interrupted():
 def main(argv=None, parser=None):
     """Run the command in `argv` (sys.argv when None); `parser` is build_parser()'s, when the caller has built
     it already (`python -m minibert` does, with Ctrl-C held back while the modules load)."""
-    show_any_bytes_escaped(sys.stdout, sys.stderr)  # first: argparse's own errors quote the arguments
+    # A path or an argument may hold bytes that are not UTF-8: whatever is printed shows them as \xff. First,
+    # since argparse's own errors quote the arguments.
+    show_escaped_on(sys.stdout, sys.stderr)
     try:
         parser = parser or build_parser()
         args = parser.parse_args(argv)

@@ -5,6 +5,7 @@ import sys
 from minibert.cli.arguments import Parser
 from minibert.exercises import catalog, workspace
 from minibert.exercises.markers import MarkerError
+from minibert.surrogates import show_escaped_on
 
 
 def list_lessons():
@@ -17,6 +18,7 @@ def list_lessons():
 
 
 def main(argv=None):
+    show_escaped_on(sys.stdout, sys.stderr)  # a --dir holding a byte that is not UTF-8 prints as \xff
     parser = Parser(prog="python -m minibert.exercises",
                                      description="Re-implement pieces of minibert; pytest says what is wrong")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")

@@ -21,6 +21,7 @@ from pathlib import Path
 from minibert.exercises import catalog
 from minibert.exercises.markers import MarkerError, fill_source, find_exercises, stub_source
 from minibert.io.overwrite import free_name
+from minibert.surrogates import shown
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the reference minibert/ that stubs are cut from
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
@@ -97,7 +98,7 @@ def start(number, directory=None, overwrite=False, package_dir=PACKAGE_DIR):
                               for e, (_, task) in zip(exercises, lesson.exercises, strict=True)]}
     text = json.dumps(metadata, indent=2, ensure_ascii=False) + "\n"
     (directory / METADATA).write_text(text, encoding="utf-8")
-    (directory / "README.md").write_text(_readme(lesson, metadata, directory), encoding="utf-8")
+    (directory / "README.md").write_text(shown(_readme(lesson, metadata, directory)), encoding="utf-8")
     return directory
 
 
