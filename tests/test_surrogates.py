@@ -21,6 +21,7 @@ import pytest
 from helpers import ROOT, assert_one_error_line, small_options, tokenizer_json
 
 from minibert.cli import main
+from minibert.cli.terminal import printable
 from minibert.experiments import ladder
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.surrogates import record_json, shown
@@ -37,6 +38,12 @@ def test_shown_writes_each_byte_that_is_not_utf8_as_git_does():
     text = os.fsdecode(b"run\xff\x80 caf\xc3\xa9 \xe5\xb0\x8f") + "\ud800"
     assert shown(text) == "run\\xff\\x80 café 小\\ud800"
     assert shown(text).encode("utf-8")
+
+
+def test_echoed_text_counts_such_a_byte_as_it_is_shown():
+    """The terminal's echo of a text (cli/terminal.py) writes the byte as `\\xff` itself, beside its escapes
+    of control characters, so that the columns of a table (embed's) are measured on what is printed."""
+    assert printable(f"a{FF}\x1bb") == "a\\xff\\x1bb"
 
 
 def test_a_record_reads_back_exactly_what_was_written():

@@ -287,8 +287,9 @@ def _line_style(index):
 
 
 def _text_px(text, font_size=FONT_SIZE):
-    """Roughly how many pixels `text` takes: 0.6 em per terminal column (a CJK character is two)."""
-    return display_width(text) * font_size * 0.6
+    """Roughly how many pixels `text` takes, as `escape` writes it: 0.6 em per terminal column (a CJK character
+    is two)."""
+    return display_width(shown(str(text))) * font_size * 0.6
 
 
 def _span(values):
