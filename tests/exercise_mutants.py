@@ -87,6 +87,8 @@ MUTANTS = (
            (("self.dropout(probs) @ v", "probs @ v"),)),
     Mutant("attention_forward", "dropout on the context", "test_dropout_drops_attention_weights",
            (("self.dropout(probs) @ v", "self.dropout(probs @ v)"),)),
+    Mutant("attention_forward", "every token of x asks, whoever is asking", "test_other_tokens_can_ask",
+           (("self.query(asking)", "self.query(x)"), ("= asking.shape", "= x.shape"))),
     Mutant("attention_forward", "scaled by 1/D", "test_matches_attention_written_with_loops",
            (("1.0 / math.sqrt(self.head_size)", "1.0 / self.head_size"),)),
     Mutant("attention_forward", "softmax over queries", "test_matches_attention_written_with_loops",

@@ -29,7 +29,7 @@ from minibert.errors import ConfigError, ShapeError
 from minibert.fast import accelerate, ops
 from minibert.fast.kernels import add_norm, attention_weights, bias_gelu, normal_cdf_single
 from minibert.fast.kernels import seeded_dropout as dropout
-from minibert.fast.pruning import prune_last_layer
+from minibert.fast.modules import PrunedEncoder
 from minibert.kernels import DtypeError, gelu, layernorm, parallel, softmax
 
 keeps = st.sampled_from([1.0, 0.9, 0.5])
@@ -435,38 +435,45 @@ def test_an_accelerated_model_equals_the_core(backend, attention, prune):
     """A float32 BertForPreTraining and the same weights accelerated (with and without the pruned last
     layer), in training mode without dropout: the logits, the loss and every parameter's gradient agree
     within float32 rounding (rtol 1e-4; atol 1e-5 of each array's largest value, and of the largest gradient
-    for the gradients: the keys' bias gets only rounding noise, its true gradient is 0); the pruned model's
-    sequence_output holds the rows [CLS] and the masked positions of the full one."""
+    for the gradients: the keys' bias gets only rounding noise, its true gradient is 0); both models'
+    sequence_output hold the rows the heads read, [CLS] and the masked positions, (B, 1 + P, H)."""
     config = small_config(attention=attention, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     core = step_numbers(randomize(BertForPreTraining(config)).train(), np.float32)
     model = accelerate(randomize(BertForPreTraining(config)).train(), prune_last_layer=prune)
     fast = step_numbers(model, np.float32)
-    for core_array, fast_array in zip(core[1:3], fast[1:3], strict=True):
+    assert core[0].shape == fast[0].shape == (3, 5, 12)
+    for core_array, fast_array in zip(core[:3], fast[:3], strict=True):
         np.testing.assert_allclose(fast_array, core_array, rtol=1e-4, atol=1e-5 * np.abs(core_array).max())
     assert fast[3] == pytest.approx(core[3], rel=1e-5)
     largest = max(np.abs(gradient).max() for gradient in core[4].values())
     for name, gradient in core[4].items():
         np.testing.assert_allclose(fast[4][name], gradient, rtol=1e-4, atol=1e-5 * largest, err_msg=name)
-    rows = np.concatenate([np.zeros((3, 1), dtype=int), POSITIONS], axis=1)
-    wanted = np.take_along_axis(core[0], rows[..., None], axis=1) if prune else core[0]
-    np.testing.assert_allclose(fast[0], wanted, rtol=1e-4, atol=1e-5 * np.abs(core[0]).max())
 
 
 @pytest.mark.parametrize("accelerated", [False, True])
 @pytest.mark.parametrize("attention", ["bidirectional", "causal"])
 def test_pruning_the_last_layer_changes_no_number(backend, accelerated, attention):
-    """The pruned last layer, on the core's layers or the fused ones, in float64: the same logits, loss and
-    gradient for every parameter as the full model, to rounding, on a padded batch with a repeated position
-    and zero-weight slots; sequence_output then holds the 1 + P rows, (B, 1 + P, H)."""
+    """The pruned last layer (PrunedEncoder), on the core's layers or the fused ones, in float64: the same
+    vectors at [CLS] and the masked positions, logits, loss and gradient for every parameter as the full
+    model (every row computed, then gathered), to rounding, on a padded batch with a repeated position and
+    zero-weight slots; and the last layer's attention weights are the full ones' rows [CLS] and masked."""
     config = small_config(attention=attention, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = randomize(BertForPreTraining(config).to(np.float64)).train()
     if accelerated:
         accelerate(model)
+    ids, types, mask = padded_batch()
+    full_attentions = model(ids, types, mask, POSITIONS, output_attentions=True).attentions
     full = step_numbers(model, np.float64)
-    pruned = step_numbers(prune_last_layer(model), np.float64)
-    assert pruned[0].shape == (3, 5, 12)
+    model.bert.encoder = PrunedEncoder(model.bert.encoder)
+    pruned_attentions = model(ids, types, mask, POSITIONS, output_attentions=True).attentions
+    pruned = step_numbers(model, np.float64)
     rows = np.concatenate([np.zeros((3, 1), dtype=int), POSITIONS], axis=1)
-    np.testing.assert_allclose(pruned[0], np.take_along_axis(full[0], rows[..., None], axis=1), atol=1e-12)
+    np.testing.assert_array_equal(pruned_attentions[0], full_attentions[0])
+    assert pruned_attentions[-1].shape == (3, 3, 5, 7)  # (B, A, 1 + P, S)
+    np.testing.assert_allclose(pruned_attentions[-1], np.take_along_axis(full_attentions[-1],
+                                                                         rows[:, None, :, None], axis=2), atol=1e-12)
+    assert pruned[0].shape == (3, 5, 12)
+    np.testing.assert_allclose(pruned[0], full[0], atol=1e-12)
     np.testing.assert_allclose(pruned[1], full[1], atol=1e-12)
     np.testing.assert_allclose(pruned[2], full[2], atol=1e-12)
     assert pruned[3] == pytest.approx(full[3], abs=1e-12)
@@ -477,7 +484,21 @@ def test_pruning_the_last_layer_changes_no_number(backend, accelerated, attentio
 def test_pruning_asks_for_a_pretraining_model():
     """Only a BertForPreTraining's heads read just [CLS] and the masked positions: another model is refused."""
     with pytest.raises(ConfigError, match="BertForPreTraining"):
-        prune_last_layer(BertModel(small_config()))
+        accelerate(BertModel(small_config()), prune_last_layer=True)
+
+
+def test_the_pruned_encoder_is_swapped_in_like_every_twin():
+    """accelerate(prune_last_layer=True) swaps the encoder for PrunedEncoder as it swaps the other twins (the
+    same submodules, the very same parameters) and leaves every forward method the class's own."""
+    model = randomize(BertForPreTraining(small_config()))
+    names, arrays = zip(*model.state_dict().items(), strict=True)
+    layers = list(model.bert.encoder.layer)
+    accelerate(model, prune_last_layer=True)
+    assert type(model.bert.encoder) is PrunedEncoder
+    assert [id(layer) for layer in model.bert.encoder.layer] == [id(layer) for layer in layers]
+    assert tuple(model.state_dict()) == names
+    assert all(model.state_dict()[name] is array for name, array in zip(names, arrays, strict=True))
+    assert all("forward" not in vars(module) for _, module in model.named_modules())
 
 
 def test_whole_pretraining_loss_gradcheck_accelerated(backend):

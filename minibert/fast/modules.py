@@ -6,14 +6,22 @@ Each is a subclass of the core layer, built from it by `fused(layer)`, and compu
 - `FusedSelfAttention`: q, k and v from one Linear (their weights stacked), then `self_attention`;
 - `FusedFeedForward` and `FusedPredictionTransform`: the bias of the Linear before GELU added in GELU's pass;
 - `FusedSublayerOutput`: Dropout, add and LayerNorm in one op;
-- `SeededDropout`: the other dropouts (the embeddings'), their draws made in the kernel.
+- `SeededDropout`: the other dropouts (the embeddings'), their draws made in the kernel;
+- `PrunedEncoder` (only with `accelerate(model, prune_last_layer=True)`): asked for the outputs at some
+  positions (a BertForPreTraining's heads read [CLS] and the masked positions), the last layer computes
+  only those. No later layer reads its other outputs, so every token there still answers (its key and
+  value) but only those ask: the same numbers for less work (about a quarter of a layer at P = 20 of
+  S = 128; docs/performance.md).
 
-Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size.
+Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, R the positions asked for.
 """
+
+import numpy as np
 
 from minibert import functional as F
 from minibert.autograd import Tensor, concat
 from minibert.fast.ops import bias_gelu, dropout_add_layer_norm, seeded_dropout, self_attention
+from minibert.model.bert import Encoder, gather_positions
 from minibert.model.pretraining import PredictionTransform
 from minibert.nn import Dropout, FeedForward, Module, MultiHeadSelfAttention, SublayerOutput
 from minibert.nn.activations import GELU_FORMS
@@ -32,9 +40,12 @@ class FusedSelfAttention(MultiHeadSelfAttention):
     def __init__(self, attention):
         _adopt(self, attention)
 
-    def forward(self, x, mask=None):
+    def forward(self, x, mask=None, asking=None):
         """As MultiHeadSelfAttention.forward, x (B, S, H) -> (context (B, S, H), probabilities (B, A, S, S));
-        the probabilities come back without a gradient."""
+        the probabilities come back without a gradient. The fused op takes q, k and v from the same tokens:
+        with other tokens `asking`, the core's formula runs."""
+        if asking is not None:
+            return super().forward(x, mask, asking)
         weight = concat([self.query.weight, self.key.weight, self.value.weight])  # (3H, H)
         bias = concat([self.query.bias, self.key.bias, self.value.bias])  # (3H,)
         qkv = F.linear(x, weight, bias)  # (B, S, 3H): one larger product instead of three
@@ -82,13 +93,36 @@ class SeededDropout(Dropout):
         return seeded_dropout(x, self.p, self.training, self.rng)
 
 
+class PrunedEncoder(Encoder):
+    def __init__(self, encoder):
+        _adopt(self, encoder)
+
+    def forward(self, x, mask, output_attentions=False, output_positions=None):
+        """As Encoder.forward; with `output_positions` (B, R), the last layer computes only those rows."""
+        if output_positions is None:
+            return super().forward(x, mask, output_attentions)
+        *first_layers, last = self.layer
+        attentions = [] if output_attentions else None
+        for layer in first_layers:
+            x, probs = layer(x, mask)  # (B, S, H)
+            if output_attentions:
+                attentions.append(probs.data)
+        if mask is not None and mask.shape[2] > 1:  # a causal mask has a row per token: keep the askers' rows
+            mask = np.take_along_axis(mask, output_positions[:, None, :, None], axis=2)  # (B, 1, R, S)
+        x, probs = last(x, mask, asking=gather_positions(x, output_positions))  # (B, R, H), (B, A, R, S)
+        if output_attentions:
+            attentions.append(probs.data)
+        return x, attentions
+
+
 # The core layer -> its fast twin. Subclasses come first: a fast layer is also an instance of its core class.
 FAST_TWINS = {MultiHeadSelfAttention: FusedSelfAttention, FeedForward: FusedFeedForward,
               PredictionTransform: FusedPredictionTransform, SublayerOutput: FusedSublayerOutput,
               Dropout: SeededDropout}
+PRUNED_TWINS = {**FAST_TWINS, Encoder: PrunedEncoder}  # with the last layer pruned
 
 
-def fused(layer):
+def fused(layer, twins=FAST_TWINS):
     """The fast twin of a core layer, sharing its parameters; the layer itself when it has none or is one."""
-    twin = FAST_TWINS.get(type(layer))
+    twin = twins.get(type(layer))
     return layer if twin is None else twin(layer)

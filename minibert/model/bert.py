@@ -85,10 +85,11 @@ class AttentionSublayer(Module):
         self.output = SublayerOutput(config.hidden_size, config.hidden_size, config.hidden_dropout_prob,
                                      config.layer_norm_eps, rng, std)
 
-    def forward(self, x, mask):
-        """x (B, S, H) -> (LayerNorm(x + Dropout(Dense(attention(x)))) (B, S, H), probabilities (B, A, S, S))."""
-        context, probs = self.self(x, mask)  # (B, S, H), (B, A, S, S)
-        return self.output(context, residual=x), probs
+    def forward(self, x, mask, asking=None):
+        """x (B, S, H) -> (LayerNorm(x + Dropout(Dense(attention(x)))) (B, S, H), probabilities (B, A, S, S)).
+        With `asking` (B, R, H), the R tokens that ask (see MultiHeadSelfAttention): (B, R, H), (B, A, R, S)."""
+        context, probs = self.self(x, mask, asking)  # (B, S, H), (B, A, S, S); with asking (B, R, H), (B, A, R, S)
+        return self.output(context, residual=x if asking is None else asking), probs  # each token's own input
 
 
 class EncoderLayer(Module):
@@ -106,8 +107,10 @@ class EncoderLayer(Module):
         self.output = SublayerOutput(config.intermediate_size, config.hidden_size, config.hidden_dropout_prob,
                                      config.layer_norm_eps, rng, std)
 
-    def forward(self, x, mask):
-        x, probs = self.attention(x, mask)  # (B, S, H)
+    def forward(self, x, mask, asking=None):
+        """x (B, S, H) -> (the layer's output (B, S, H), probabilities (B, A, S, S)); with `asking` (B, R, H),
+        the output of those R tokens only, every token of x still answering: (B, R, H), (B, A, R, S)."""
+        x, probs = self.attention(x, mask, asking)  # (B, S, H), or (B, R, H) for the tokens asking
         x = self.output(self.intermediate(x), residual=x)  # (B, S, H) -> (B, S, I) -> (B, S, H)
         return x, probs
 
@@ -119,14 +122,17 @@ class Encoder(Module):
         super().__init__()
         self.layer = ModuleList([EncoderLayer(config, rng) for _ in range(config.num_hidden_layers)])
 
-    def forward(self, x, mask, output_attentions=False):
+    def forward(self, x, mask, output_attentions=False, output_positions=None):
         """Returns (the last layer's output (B, S, H), a list of each layer's (B, A, S, S) probabilities or
-        None)."""
+        None). With `output_positions` (B, R), only the outputs at those positions, (B, R, H): what the
+        pretraining heads read."""
         attentions = [] if output_attentions else None
         for layer in self.layer:
             x, probs = layer(x, mask)
             if output_attentions:
                 attentions.append(probs.data)
+        if output_positions is not None:
+            x = gather_positions(x, output_positions)  # (B, S, H) -> (B, R, H)
         return x, attentions
 
 
@@ -143,7 +149,7 @@ class Pooler(Module):
 
 @dataclass
 class BertModelOutput:
-    sequence_output: Tensor  # (B, S, H): the final vector of every token
+    sequence_output: Tensor  # (B, S, H): the final vector of every token, or (B, R, H) at output_positions
     pooled_output: Tensor  # (B, H): the pooler's summary of [CLS]
     attentions: list | None = None  # one (B, A, S, S) array of probabilities per layer, when asked
 
@@ -169,10 +175,13 @@ class BertModel(SavableModel):
         return self.encode(*check_batch(self.config, input_ids, token_type_ids, attention_mask),
                            output_attentions, attention)
 
-    def encode(self, input_ids, token_type_ids, attention_mask, output_attentions=False, attention=None):
-        """`forward` on a batch already checked by `check_batch` (models with heads check it themselves)."""
+    def encode(self, input_ids, token_type_ids, attention_mask, output_attentions=False, attention=None,
+               output_positions=None):
+        """`forward` on a batch already checked by `check_batch` (models with heads check it themselves).
+        With `output_positions` (B, R), [CLS] (0) first for the pooler, sequence_output holds only the final
+        vectors at those positions, (B, R, H)."""
         # Built once per forward pass; every layer uses it. (B, 1, 1, S) bidirectional, (B, 1, S, S) causal.
         mask = build_attention_mask(attention_mask, attention or self.config.attention)
         x = self.embeddings(input_ids, token_type_ids)  # (B, S, H)
-        sequence_output, attentions = self.encoder(x, mask, output_attentions)  # (B, S, H)
+        sequence_output, attentions = self.encoder(x, mask, output_attentions, output_positions)  # (B, S|R, H)
         return BertModelOutput(sequence_output, self.pooler(sequence_output), attentions)

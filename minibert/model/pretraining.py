@@ -19,7 +19,7 @@ import numpy as np
 
 from minibert import functional as F
 from minibert.autograd import Tensor
-from minibert.model.bert import BertModel, gather_positions
+from minibert.model.bert import BertModel
 from minibert.model.inputs import check_batch, check_masked_positions
 from minibert.model.savable import SavableModel
 from minibert.nn import LayerNorm, Linear, Module, Parameter, activation
@@ -68,7 +68,7 @@ class PreTrainingHeads(Module):
 
 @dataclass
 class PreTrainingOutput:
-    sequence_output: Tensor  # (B, S, H)
+    sequence_output: Tensor  # (B, S, H), or (B, 1 + P, H) with masked_positions: [CLS], then those
     pooled_output: Tensor  # (B, H)
     mlm_logits: Tensor  # (B, P, V) at masked_positions, or (B, S, V) when none were given
     nsp_logits: Tensor  # (B, 2): IsNext, NotNext
@@ -89,17 +89,21 @@ class BertForPreTraining(SavableModel):
         """Run BERT and both heads on a batch.
 
         input_ids, token_type_ids, attention_mask: (B, S) int arrays or lists (attention_mask: 1 real, 0 pad).
-        masked_positions: (B, P) positions to predict; the MLM head then runs on those P positions only.
+        masked_positions: (B, P) positions to predict; the MLM head then runs on those P positions only, and
+            sequence_output holds the vectors the heads read, [CLS] and those P, (B, 1 + P, H).
         attention: "bidirectional" or "causal", overriding config.attention.
         """
         input_ids, token_type_ids, attention_mask = check_batch(self.config, input_ids, token_type_ids,
                                                                 attention_mask)
+        read = None  # the positions the heads read: every one, unless masked_positions are given
         if masked_positions is not None:  # checked before the expensive part, so a bad batch fails fast
             masked_positions = check_masked_positions(masked_positions, *input_ids.shape)
-        encoded = self.bert.encode(input_ids, token_type_ids, attention_mask, output_attentions, attention)
-        sequence_output = encoded.sequence_output  # (B, S, H)
+            # [CLS] for the NSP head (through the pooler), then the masked positions for the MLM head
+            read = np.concatenate([np.zeros_like(masked_positions[:, :1]), masked_positions], axis=1)  # (B, 1 + P)
+        encoded = self.bert.encode(input_ids, token_type_ids, attention_mask, output_attentions, attention, read)
+        sequence_output = encoded.sequence_output  # (B, S, H), or (B, 1 + P, H) at the positions read
         if masked_positions is not None:
-            sequence_output = gather_positions(sequence_output, masked_positions)  # (B, S, H) -> (B, P, H)
+            sequence_output = sequence_output[:, 1:]  # the masked positions' vectors, (B, P, H)
         mlm_logits = self.cls.predictions(sequence_output, self.bert.embeddings.word_embeddings.weight)
         nsp_logits = self.cls.seq_relationship(encoded.pooled_output)  # (B, H) -> (B, 2)
         return PreTrainingOutput(encoded.sequence_output, encoded.pooled_output, mlm_logits, nsp_logits,

@@ -4,7 +4,9 @@
    of all values, weighted by how well its query matches each key: softmax(q·kᵀ / √D + mask) · v. With A
    heads, the hidden vector is split into A slices of size D = H / A, and each head attends on its own slice,
    so different heads can look for different things. No Python loop over heads or tokens: the heads become
-   an axis, (B, S, H) -> (B, A, S, D).
+   an axis, (B, S, H) -> (B, A, S, D). The tokens that ask (queries) and the tokens that answer (keys and
+   values) are the same in self-attention; like Google's `attention_layer(from_tensor, to_tensor)`, the
+   layer can also be given R tokens that ask, and then returns R outputs.
 2. `FeedForward` (§3.3): FFN(x) = W₂·act(W₁·x + b₁) + b₂, applied to every token on its own. It widens each
    vector from H to the intermediate size I (4·H in BERT), applies the activation, and narrows it back. The
    widening half is here, under BERT's checkpoint name `intermediate.dense`.
@@ -15,7 +17,8 @@
    Dense is attention's output projection W^O (H -> H, `attention.output.*` in checkpoints), or the
    feed-forward's narrowing W₂ (I -> H, `output.*`): BERT's checkpoints keep both there, and so do we.
 
-Legend: B batch, S sequence length, H hidden size, A heads, D head size (H / A), I intermediate size.
+Legend: B batch, S sequence length, H hidden size, A heads, D head size (H / A), I intermediate size,
+R the tokens that ask (R = S in self-attention, where every token asks).
 """
 
 # One batched matmul (B, A, S, D) @ (B, A, D, S) computes every head's scores together.
@@ -41,24 +44,27 @@ class MultiHeadSelfAttention(Module):
         self.value = Linear(hidden_size, hidden_size, rng, std)
         self.dropout = Dropout(dropout_prob, rng)
 
-    def forward(self, x, mask=None):
-        """x (B, S, H); mask boolean, True where a query may see a key, broadcastable to (B, A, S, S):
-        (B, 1, 1, S) for padding alone, (B, 1, S, S) with a causal mask (see `minibert/model/masks.py`).
+    def forward(self, x, mask=None, asking=None):
+        """x (B, S, H): the tokens that answer, each with a key and a value. asking (B, R, H): the tokens that
+        ask, each with a query; by default x itself (self-attention, R = S). mask boolean, True where a query
+        may see a key, broadcastable to (B, A, R, S): (B, 1, 1, S) for padding alone, (B, 1, R, S) with a
+        causal mask (see `minibert/model/masks.py`).
 
-        Returns (context (B, S, H), probabilities (B, A, S, S)).
+        Returns (context (B, R, H), probabilities (B, A, R, S)).
         """
+        asking = x if asking is None else asking  # Google's from_tensor; x is its to_tensor
         # BEGIN EXERCISE attention_forward: q/√D, k, v; masked softmax; dropout; @ v; join heads
-        batch, seq_len, hidden = x.shape
+        batch, num_asking, hidden = asking.shape
         # Scaling q by 1/√D is the same as scaling the scores, on a smaller array. Why scale: a dot product
         # of D random unit-variance terms has variance D; without it the softmax saturates (Vaswani §3.2.1).
-        q = self.split_heads(self.query(x) * (1.0 / math.sqrt(self.head_size)))  # (B, A, S, D)
+        q = self.split_heads(self.query(asking) * (1.0 / math.sqrt(self.head_size)))  # (B, A, R, D)
         k = self.split_heads(self.key(x))  # (B, A, S, D)
         v = self.split_heads(self.value(x))  # (B, A, S, D)
-        scores = q @ k.transpose(0, 1, 3, 2)  # (B, A, S, D) @ (B, A, D, S) -> (B, A, S, S)
-        probs = F.softmax(scores, axis=-1, mask=mask)  # (B, A, S, S), rows sum to 1 over visible keys
+        scores = q @ k.transpose(0, 1, 3, 2)  # (B, A, R, D) @ (B, A, D, S) -> (B, A, R, S)
+        probs = F.softmax(scores, axis=-1, mask=mask)  # (B, A, R, S), rows sum to 1 over visible keys
         # Dropout on the attention weights, as in BERT (Google modeling.py `attention_layer`).
-        context = self.dropout(probs) @ v  # (B, A, S, S) @ (B, A, S, D) -> (B, A, S, D)
-        context = context.transpose(0, 2, 1, 3).reshape(batch, seq_len, hidden)  # heads side by side: (B, S, H)
+        context = self.dropout(probs) @ v  # (B, A, R, S) @ (B, A, S, D) -> (B, A, R, D)
+        context = context.transpose(0, 2, 1, 3).reshape(batch, num_asking, hidden)  # heads side by side: (B, R, H)
         return context, probs
         # END EXERCISE
 

@@ -19,19 +19,21 @@ def layer(hidden=8, heads=2, seed=0, dropout_prob=0.0):
     return attention.to(np.float64)
 
 
-def slow_attention(attention, x, keep):
-    """softmax(q·k/√D over visible keys)·v for each batch row, head and query, with explicit loops."""
-    def project(linear):
-        return x @ linear.weight.data.T + linear.bias.data
-    q, k, v = project(attention.query), project(attention.key), project(attention.value)
+def slow_attention(attention, x, keep, asking=None):
+    """softmax(q·k/√D over visible keys)·v for each batch row, head and query, with explicit loops; the
+    tokens `asking` (x itself by default) make the q, the tokens of x the k and v."""
+    asking = x if asking is None else asking
+    def project(linear, tokens):
+        return tokens @ linear.weight.data.T + linear.bias.data
+    q, k, v = project(attention.query, asking), project(attention.key, x), project(attention.value, x)
     batch, seq_len, hidden = x.shape
     size = attention.head_size
-    context = np.zeros_like(x)
-    probs = np.zeros((batch, attention.num_heads, seq_len, seq_len))
+    context = np.zeros_like(asking)
+    probs = np.zeros((batch, attention.num_heads, asking.shape[1], seq_len))
     for b in range(batch):
         for h in range(attention.num_heads):
             part = slice(h * size, (h + 1) * size)
-            for i in range(seq_len):
+            for i in range(asking.shape[1]):
                 scores = np.array([q[b, i, part] @ k[b, j, part] / math.sqrt(size) for j in range(seq_len)])
                 scores = np.where(keep[b, i], scores, -np.inf)
                 weights = np.exp(scores - scores.max())
@@ -52,6 +54,26 @@ def test_matches_attention_written_with_loops():
     assert context.shape == (2, 4, 8) and probs.shape == (2, 2, 4, 4)
     np.testing.assert_allclose(probs.data, want_probs, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(context.data, want_context, rtol=1e-9, atol=1e-12)
+
+
+def test_other_tokens_can_ask():
+    """Given 3 tokens that ask (Google's from_tensor) and the 4 tokens of x that answer (its to_tensor): 3
+    outputs, each the loop version's, and 3 rows of weights over the 4 keys; then with a mask row per asking
+    token."""
+    attention = layer(seed=9)
+    rng = np.random.default_rng(10)
+    x, asking = rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 3, 8))
+    context, probs = attention(Tensor(x), asking=Tensor(asking))
+    assert context.shape == (2, 3, 8) and probs.shape == (2, 2, 3, 4), (
+        f"got context {context.shape} and weights {probs.shape}: the tokens `asking` make q, the tokens of x "
+        "make k and v, so there is one output per asking token")
+    keep = rng.random((2, 3, 4)) < 0.7
+    keep[:, :, 0] = True  # every asking token sees at least one key
+    for mask in (np.ones_like(keep), keep):
+        context, probs = attention(Tensor(x), mask=mask[:, None], asking=Tensor(asking))
+        want_context, want_probs = slow_attention(attention, x, mask, asking)
+        np.testing.assert_allclose(probs.data, want_probs, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(context.data, want_context, rtol=1e-9, atol=1e-12)
 
 
 def test_causal_mask_hides_the_future():
