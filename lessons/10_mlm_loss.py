@@ -108,15 +108,19 @@ assert abs(padded_mlm.item() - mlm.item()) < 1e-5  # a slot of weight 0 changes 
 # other token reads a last-layer output (there is no layer above). So the last layer can compute its
 # queries, attention, feed-forward and LayerNorms for those 1 + P rows only; every token still supplies
 # its key and value. Same loss, same gradients, less work: the `pretrain` command runs the model this way,
-# through the speed layer (`minibert.fast.accelerate(model, prune_last_layer=True)`; see minibert/fast).
+# through the speed layer (`minibert.fast.accelerate(model, prune_last_layer=True)`; see minibert/fast),
+# whose encoder gives its last layer only those rows as the tokens that ask (`asking` in
+# `MultiHeadSelfAttention.forward`, Google's `from_tensor`). The last layer's attention weights show it:
+# one row per token that asked.
 
 # %%
 pruned_model = fast.accelerate(BertForPreTraining(config, seed=0).eval(), prune_last_layer=True)  # model's weights
-pruned = pruned_model(masked.input_ids[None], masked_positions=positions)
+pruned = pruned_model(masked.input_ids[None], masked_positions=positions, output_attentions=True)
 _, pruned_mlm, _ = pretraining_loss(pruned, masked.labels[None], np.ones_like(positions, dtype=np.float32),
                                     np.array([0]))
-print(f"last layer on {pruned.sequence_output.shape[1]} of {seq_len} rows ([CLS] + {positions.shape[1]} "
+print(f"last layer on {pruned.attentions[-1].shape[2]} of {seq_len} rows ([CLS] + {positions.shape[1]} "
       f"chosen): MLM loss {pruned_mlm.item():.6f} (every row: {mlm.item():.6f})")
+assert pruned.attentions[-1].shape[2] == 1 + positions.shape[1]
 assert abs(pruned_mlm.item() - mlm.item()) < 1e-5
 
 # %% [markdown]
