@@ -152,14 +152,20 @@ def test_output_fields_and_shapes():
 
 
 def test_masked_positions_equal_the_full_logits_gathered():
-    """The head on the gathered positions gives what the head on every position gives, at those positions."""
+    """The head on the gathered positions gives what the head on every position gives, at those positions;
+    sequence_output then holds the vectors the heads read: [CLS], then the masked positions; and the NSP
+    logits do not change."""
     model = randomize(BertForPreTraining(small_config()).to(np.float64)).eval()
     ids, types, mask = padded_batch()
     positions = np.array([[0, 3, 6, 3], [1, 2, 0, 0], [1, 0, 0, 0]])
-    full = model(ids, types, mask).mlm_logits.data
-    gathered = model(ids, types, mask, masked_positions=positions).mlm_logits.data
-    np.testing.assert_allclose(gathered, np.take_along_axis(full, positions[..., None], axis=1), rtol=1e-12,
-                               atol=1e-12)
+    full = model(ids, types, mask)
+    gathered = model(ids, types, mask, masked_positions=positions)
+    np.testing.assert_allclose(gathered.mlm_logits.data, np.take_along_axis(full.mlm_logits.data,
+                               positions[..., None], axis=1), rtol=1e-12, atol=1e-12)
+    read = np.concatenate([np.zeros((3, 1), dtype=int), positions], axis=1)  # (B, 1 + P)
+    np.testing.assert_array_equal(gathered.sequence_output.data,
+                                  np.take_along_axis(full.sequence_output.data, read[..., None], axis=1))
+    np.testing.assert_array_equal(gathered.nsp_logits.data, full.nsp_logits.data)
 
 
 def test_eval_is_deterministic_and_training_dropout_is_seeded():
