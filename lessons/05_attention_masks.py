@@ -89,7 +89,8 @@ for kind in ("causal", "bidirectional"):
 # %% [markdown]
 # **Exercise 05** (`python -m minibert.exercises start 05`): write `build_attention_mask` (`attention_mask`)
 # and the forward pass of `MultiHeadSelfAttention` (`attention_forward`), all heads at once with no Python
-# loop over heads. The tests compare with attention written one head and one query at a time.
+# loop over heads. The tests compare with attention written one head and one query at a time, and also
+# give the layer other tokens to ask (`asking`, Google's `from_tensor`): q comes from them, k and v from x.
 # What runs here, and in your debugger, is that `forward`: the layer has no other body. For speed, the
 # training commands call `minibert.fast.accelerate(model)`, which swaps in a fused twin of the layer (q, k and
 # v from one Linear, then one fused op) with the same parameters and the same numbers.
