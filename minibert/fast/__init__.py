@@ -19,7 +19,7 @@ The fused ops (ops.py) run on the fused kernels (kernels/), each beside its plai
 """
 
 from minibert.errors import ConfigError
-from minibert.fast.modules import FAST_TWINS, PRUNED_TWINS, fused
+from minibert.fast.modules import FAST_TWINS, PRUNED_TWINS, twin_of
 from minibert.fast.process import process_plan
 from minibert.fast.profile import profile_ops
 from minibert.model import BertForPreTraining
@@ -36,7 +36,7 @@ def accelerate(model, prune_last_layer=False):
 
 def _swap_layers(module, twins):
     for name, child in list(module._modules.items()):
-        twin = fused(child, twins)
+        twin = twin_of(child, twins)
         setattr(module, name, twin)
         _swap_layers(twin, twins)
 

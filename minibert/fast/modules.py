@@ -1,7 +1,7 @@
 """The layers the speed layer swaps in: each the core layer it replaces, with the same submodules and
 parameters (so the same names, `state_dict` and checkpoints), whose `forward` calls the fused ops.
 
-Each is a subclass of the core layer, built from it by `fused(layer)`, and computes what the core's
+Each is a subclass of the core layer, built from it by `twin_of(layer)`, and computes what the core's
 `forward` computes (tests/test_fast.py checks outputs and every gradient):
 - `FusedSelfAttention`: q, k and v from one Linear (their weights stacked), then `self_attention`;
 - `FusedFeedForward` and `FusedPredictionTransform`: the bias of the Linear before GELU added in GELU's pass;
@@ -122,7 +122,7 @@ FAST_TWINS = {MultiHeadSelfAttention: FusedSelfAttention, FeedForward: FusedFeed
 PRUNED_TWINS = {**FAST_TWINS, Encoder: PrunedEncoder}  # with the last layer pruned
 
 
-def fused(layer, twins=FAST_TWINS):
+def twin_of(layer, twins=FAST_TWINS):
     """The fast twin of a core layer, sharing its parameters; the layer itself when it has none or is one."""
     twin = twins.get(type(layer))
     return layer if twin is None else twin(layer)
