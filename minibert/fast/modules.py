@@ -1,5 +1,6 @@
 """The layers the speed layer swaps in: each the core layer it replaces, with the same submodules and
-parameters (so the same names, `state_dict` and checkpoints), whose `forward` calls the fused ops.
+parameters (so the same names, `state_dict` and checkpoints), whose `forward` does the same work faster:
+fused ops, or fewer rows.
 
 Each is a subclass of the core layer, built from it by `twin_of(layer)`, and computes what the core's
 `forward` computes (tests/test_fast.py checks outputs and every gradient):
