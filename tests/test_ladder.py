@@ -12,7 +12,7 @@ from minibert.cli import main
 from minibert.data.corpora.document_pairs import library_pairs
 from minibert.data.corpora.package_topics import split_examples, write_splits
 from minibert.errors import ConfigError, DataError
-from minibert.experiments import ladder, ladder_tasks, sentence_task
+from minibert.experiments import ladder, ladder_tasks, ladder_tuning, sentence_task
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.results import results_record
 from minibert.experiments.runner import run_experiment
@@ -113,6 +113,10 @@ def test_the_rung_option_is_checked(arguments, words, capsys, tmp_path):
     assert not (tmp_path / "E").exists()
 
 
+# Two learning rates, a few steps: the budget's machinery on a tiny model in seconds
+TINY_BUDGET = {"learning_rates": [1e-3, 3e-3], "min_steps": 6, "max_epochs": 3, "dropout": 0.1, "batch_size": 32}
+
+
 @pytest.fixture
 def small_ladder(tmp_path, monkeypatch):
     """The ladder on a tiny one-layer model and a small task of the synthetic sentiment sentences: every rung
@@ -127,10 +131,11 @@ def small_ladder(tmp_path, monkeypatch):
         assert train_per_label is None and pretraining_corpus == ["kept out"]
         write_splits(out_dir, rows[:1000], rows[1000:1000 + 2 * dev_per_label])
 
-    monkeypatch.setitem(ladder_tasks.LADDER_TASKS, "sentiment", (build, 1))
+    monkeypatch.setitem(ladder_tasks.LADDER_TASKS, "sentiment", (build, 1, {"label": ("numpy",)}))
     monkeypatch.setattr(ladder_tasks, "resolve_corpus", lambda *_, **__: "kept out")
+    monkeypatch.setattr(ladder, "TUNING", TINY_BUDGET)
     monkeypatch.setitem(ladder.MODES, "quick", {
-        "tasks": ["sentiment"], "dev_per_class": 50,
+        "tasks": ["sentiment"], "validation_per_class": 50, "test_per_class": 60,
         "ways": {"probe": [{"rungs": ["random", "15min"], "sizes": ["30", "100"]}],
                  "finetune": [{"rungs": ["random"], "sizes": ["30"]}],
                  "lpft": [{"rungs": ["15min"], "sizes": ["30"]}]}})
@@ -219,21 +224,27 @@ def test_a_rung_of_another_kind_is_refused_before_any_run(small_ladder, tmp_path
 def test_each_fine_tuning_way_asks_the_finetune_command_for_its_recipe(way, pair_file, recipe, options, tmp_path,
                                                                        monkeypatch):
     """BERT's recipe reads the pooler's [CLS] whatever the folder (the stored runs were made so); LP-FT reads
-    the probe's own features: the mean of the tokens, and a pair's two texts apart."""
+    the probe's own features: the mean of the tokens, and a pair's two texts apart. Every rung gets the
+    budget's dropout, batch and the rate asked, and enough epochs for the budget's steps, on validation."""
     asked = {}
 
     def fake_run(task, folder, train, dev, settings, random_init, task_options, stream, log):
-        asked.update(settings=settings, options=task_options)
-        return None, None, type("Result", (), {"best_metrics": {"accuracy": 0.5}})()
+        asked.update(settings=settings, options=task_options, dev=dev, random_init=random_init)
+        return None, None, type("Result", (), {"best_metrics": {"accuracy": 0.5}, "best_epoch": 1, "history": [],
+                                               "warning": None})()
 
-    monkeypatch.setattr(ladder, "run_finetuning", fake_run)
+    monkeypatch.setattr(ladder_tuning, "run_finetuning", fake_run)
     train = tmp_path / "train.tsv"
     train.write_text("sentence1\tsentence2\tlabel\na\tb\tsame\n" if pair_file else "sentence\tlabel\na\tpos\n",
                      encoding="utf-8")
-    settings = {"folders": {"15min": str(tmp_path)}}
-    assert ladder.fine_tune_accuracy(settings, "15min", tmp_path, train, train, 2, way) == 50.0
+    settings = {"folders": {"15min": str(tmp_path)}, "tuning": TINY_BUDGET}
+    start = ladder.fine_tuning_start(settings, "random", tmp_path, way, pair_file)
+    files = ladder_tasks.TaskFiles(train, tmp_path / "validation.tsv", tmp_path / "test.tsv")
+    _, _, trial = ladder_tuning.fine_tune_once(start, files, train, 2, 3e-3, tmp_path / "trials", settings)
     assert {name: getattr(asked["settings"], name) for name in recipe} == recipe
-    assert asked["settings"].seed == 2 and asked["options"] == options
+    assert asked["settings"].seed == 2 and asked["options"] == options and asked["random_init"]
+    assert (asked["settings"].dropout, asked["settings"].learning_rate, asked["settings"].epochs) == (0.1, 3e-3, 3)
+    assert asked["dev"] == files.validation and trial["validation_accuracy"] == 50.0
 
 
 def test_a_folder_named_like_the_package_is_read_as_the_folder(tmp_path, monkeypatch):

@@ -104,7 +104,7 @@ def run(args):
         with StopRequest(lambda message: print(f"\n{message}", file=sys.stderr),
                          "Ctrl-C: stopping at the next training step, or the next batch of sentences a probe "
                          "encodes (Ctrl-C again to quit now)"):
-            records = run_experiment(experiment, args.mode, args.seeds, out)
+            records = run_experiment(experiment, args.mode, args.seeds, out, command=command_line(args))
         report(experiment, args, out, records, RESULTS_FILE, f"experiment-{args.name}.svg")
 
 
@@ -130,7 +130,7 @@ def report(experiment, args, out, records, results_name, figure_name, planned=No
     from minibert.experiments.summary import summarize_runs
     from minibert.experiments.table import format_table
 
-    record = results_record(experiment, args.mode, records, command_line(args))
+    record = results_record(experiment, args.mode, records, command_line(args), out)
     if planned is not None:
         record["runs_planned"] = planned  # a record of part of an experiment says how much of it
     metrics, arms = experiment.metrics(args.mode), experiment.arms(args.mode)

@@ -14,21 +14,25 @@ on three real-text tasks no pretraining corpus here holds (package-topics, doc-p
 minibert/finetune/tasks.py), with 30, 100, 300 and all the labelled examples a class, three ways:
 
     finetune  the whole model trained on the task with BERT's recipe (the finetune command's, with the
-              pooler's [CLS] and a pair read as one sequence), dev accuracy of its best epoch (what
-              `python -m minibert finetune` reports)
+              pooler's [CLS] and a pair read as one sequence)
     probe     the frozen encoder's sentence vectors and a linear classifier on them (linear_probe.py): what
               pretraining put into the vectors, with nothing learned on top but one linear layer
     lpft      the probe, then fine-tuned (LP-FT, finetune/probe_start.py): the head starts as the probe's
               classifier on the probe's own features, then every weight learns (30 and 100 a class)
 
-Quick mode (under 5 minutes on 2 cores): package-topics, the probe of the random, 15-minute and MiniLM
-rungs at 30, 100 and 300 a class; fine-tuning is left out, a minute or more a run. Full mode: everything
+The protocol (ladder_tuning.py): every rung gets one recipe and the same tuning budget; the learning rate,
+the epoch and the probe's penalty are chosen on a validation split, and the test split, documents held out
+whole (ladder_tasks.py), is scored once per run by the model chosen. A run that learned nothing is recorded
+so, and the record names each rung's checkpoint by its sha256 (ladder_provenance.py).
+
+Quick mode (a few minutes on 2 cores): package-topics, the probe of the random, 15-minute and MiniLM
+rungs at 30, 100 and 300 a class; fine-tuning is left out, several minutes a run. Full mode: everything
 above; docs/experiments.md holds its run and the figure.
 """
 
 # Each seed draws its own training examples (k per class from the whole training file, whole documents
-# having gone to train or dev when the files were made), so the spread over seeds is the spread a student
-# would see with other labelled examples. The dev set is the same for every arm.
+# having gone to train or test when the files were made), so the spread over seeds is the spread a student
+# would see with other labelled examples. The validation and test sets are the same for every arm.
 #
 # The probe's sentence vector is the mean of the last layer's token vectors over `[CLS] text [SEP]`, as
 # sentence-transformers pools (minibert/train/sentence_encoder.py): the same for every rung, and the one
@@ -36,18 +40,17 @@ above; docs/experiments.md holds its run and the figure.
 # [u, v, |u - v|, u * v] (Conneau et al. 2017; Reimers and Gurevych 2019, §3): a linear model cannot compare
 # two vectors laid side by side, but it can read their difference and product.
 
-import io
 from pathlib import Path
 
 import numpy as np
 
 from minibert.errors import ConfigError, MinibertError
 from minibert.experiments.ladder_figure import draw_ladder
+from minibert.experiments.ladder_provenance import describe_checkpoint, ladder_provenance, pin_checkpoints
 from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, task_files, training_file
+from minibert.experiments.ladder_tuning import TRIALS_FOLDER, TUNING, probe, tuned_fine_tuning
 from minibert.experiments.runner import Experiment
-from minibert.finetune import FineTuneConfig
 from minibert.finetune.linear_probe import fit_chosen_ridge, predict
-from minibert.finetune.run import run_finetuning
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertModel
 from minibert.model.sentence_vectors import pair_features
@@ -89,23 +92,27 @@ RECIPES = {
 }
 SIZES = ["30", "100", "300", "all"]  # labelled examples a class
 LADDER = ["random", "15min", "60min", "minilm"]  # the rungs measured at every size
-# Each mode: its tasks, the dev examples a class, and for each way the blocks of rungs x sizes it measures.
-# The hour on pydocs-large (three times pydocs' text, data/README.md) is measured at 100 a class only,
-# beside the hour on pydocs: does more text help at equal time?
+# Each mode: its tasks, the validation and test examples a class, and for each way the blocks of rungs x
+# sizes it measures. The hour on pydocs-large (three times pydocs' text, data/README.md) is measured at 100 a
+# class only, beside the hour on pydocs: does more text help at equal time? The test sets are as large as
+# the smallest task leaves room for beside 300 training examples a class; at 300 a class of 3, a score's
+# binomial standard error is near 1.6 points, which the bootstrap interval beside each score shows.
 MODES = {
-    "quick": {"tasks": ["package-topics"], "dev_per_class": 100,
+    "quick": {"tasks": ["package-topics"], "validation_per_class": 100, "test_per_class": 200,
               "ways": {"probe": [{"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}]}},
-    "full": {"tasks": list(LADDER_TASKS), "dev_per_class": 200,
+    "full": {"tasks": list(LADDER_TASKS), "validation_per_class": 100, "test_per_class": 300,
              "ways": {**{way: [{"rungs": LADDER, "sizes": SIZES}, {"rungs": ["60min_large"], "sizes": ["100"]}]
                          for way in ("finetune", "probe")},
                       "lpft": [{"rungs": LADDER, "sizes": ["30", "100"]}]},
-             "recipe": {"finetune": "BERT's: the finetune command's defaults, with the pooler's [CLS], a pair "
-                                    "read as one sequence",
+             "recipe": {"finetune": "BERT's: AdamW, warmup then linear decay, dropout and the rates of the "
+                                    "tuning budget for every rung, the pooler's [CLS], a pair read as one "
+                                    "sequence",
                         "lpft": "the head started as the linear probe of the probe's features (the mean of "
-                                "the tokens; a pair read apart, [u, v, |u - v|, u * v]), then the finetune "
-                                "command's defaults"}},
+                                "the tokens; a pair read apart, [u, v, |u - v|, u * v]), then the recipe "
+                                "and budget of finetune"}},
 }
-METRICS = {"accuracy": "dev accuracy (%)"}
+PROTOCOL = "chosen on validation, scored on test"  # the settings of records made before it have none
+METRICS = {"accuracy": "test accuracy (%)"}
 ENCODE_BATCH = 32  # texts the probe encodes at once, and between two looks for a Ctrl-C
 
 
@@ -126,7 +133,7 @@ def _settings(modes, mode):
     folders = {rung: DEFAULT_FOLDERS[rung] for rung in RUNGS if rung != "random" and rung in rungs + ["15min"]}
     kept_out = ["pydocs"] + (["pydocs-large"] if "60min_large" in rungs else [])  # what the rungs read
     return {"recipe": "the finetune command's defaults", **chosen, "rungs": rungs, "sizes": sizes,
-            "folders": folders, "kept_out": kept_out}
+            "folders": folders, "kept_out": kept_out, "protocol": PROTOCOL, "tuning": TUNING}
 
 
 def arm_name(rung, task, way, size):
@@ -186,6 +193,14 @@ def check_rungs(settings):
                 raise ConfigError(f"the rung '{RUNGS[name]}' (--rung {name}={folder}): {error}") from None
 
 
+def check_and_pin(settings, out_dir):
+    """The Experiment's check: every rung readable (check_rungs), then each rung's checkpoint pinned by its
+    sha256 in `out_dir`, with its pretraining log (ladder_provenance.py)."""
+    check_rungs(settings)
+    pin_checkpoints({rung: describe_checkpoint(rung_folder(settings, rung, out_dir), packaged=folder == PACKAGED)
+                     for rung, folder in settings["folders"].items()}, out_dir)
+
+
 def rung_folder(settings, rung, out_dir):
     """The model folder of `rung` (the 15-minute one for random weights), checked by check_rungs."""
     name = "15min" if rung == "random" else rung
@@ -233,7 +248,8 @@ def sentence_features(vectors_of, rows):
 
 def probe_accuracy(vectors_of, train_rows, dev_rows):
     """Dev accuracy (%) of a linear classifier on the frozen encoder's features (`vectors_of`: texts ->
-    sentence vectors), its penalty chosen on the training examples alone."""
+    sentence vectors), its penalty chosen on the training examples alone: lesson 22's live probe, which has
+    no validation split."""
     labels = sorted({row[-1] for row in train_rows})
     fitted, _ = fit_chosen_ridge(sentence_features(vectors_of, train_rows),
                                  np.array([labels.index(row[-1]) for row in train_rows]), len(labels))
@@ -241,30 +257,29 @@ def probe_accuracy(vectors_of, train_rows, dev_rows):
     return 100 * float(np.mean([labels[guess] == row[-1] for guess, row in zip(guesses, dev_rows, strict=True)]))
 
 
-def fine_tune_accuracy(settings, rung, out_dir, train_path, dev_path, seed, way="finetune"):
-    """Dev accuracy (%) of the best epoch of `way`'s recipe (RECIPES) from `rung`."""
+def fine_tuning_start(settings, rung, out_dir, way, pairs):
+    """What `way`'s fine-tuning starts from (ladder_tuning.tuned_fine_tuning): the rung's folder, whether its
+    weights are drawn afresh, and the way's recipe (RECIPES) for a task of sentences or of pairs."""
     recipe, for_pairs = RECIPES[way]
-    pairs = len(read_rows(train_path)[0]) == 3  # A, B, label
-    _, _, result = run_finetuning("glue-tsv", rung_folder(settings, rung, out_dir), train=train_path,
-                                  dev=dev_path, settings=FineTuneConfig(seed=seed, **recipe),
-                                  random_init=rung == "random", task_options=for_pairs if pairs else {},
-                                  stream=io.StringIO(), log=None)
-    return 100 * result.best_metrics["accuracy"]
+    return {"folder": rung_folder(settings, rung, out_dir), "random_init": rung == "random", "recipe": recipe,
+            "task_options": for_pairs if pairs else {}}
 
 
 def run(arm, seed, settings, shared):
     rung, task, way, size = parse_arm(arm)
     out_dir = shared["out_dir"]
-    files = task_files(task, out_dir / "tasks", settings["dev_per_class"], settings["kept_out"])
+    files = task_files(task, out_dir / "tasks", settings["validation_per_class"], settings["test_per_class"],
+                       settings["kept_out"])
     train_path = training_file(files, size, seed)
     train_rows = read_rows(train_path)
     counted = {"train_examples": len(train_rows), "per_class": len(train_rows) / len({row[-1] for row in train_rows})}
     if way in RECIPES:
-        return {"accuracy": fine_tune_accuracy(settings, rung, out_dir, train_path, files.dev, seed, way),
-                **counted}
+        start = fine_tuning_start(settings, rung, out_dir, way, pairs=len(train_rows[0]) == 3)  # A, B, label
+        trials = out_dir / TRIALS_FOLDER / f"{arm}-seed{seed}"
+        return {**tuned_fine_tuning(start, files, train_path, seed, trials, settings), **counted}
     if rung not in shared:  # one encoder per rung and seed: random weights differ by seed
         shared[rung] = CachedVectors(sentence_encoder(settings, rung, out_dir, seed))
-    return {"accuracy": probe_accuracy(shared[rung], train_rows, read_rows(files.dev)), **counted}
+    return {**probe(lambda rows: sentence_features(shared[rung], rows), files, train_rows), **counted}
 
 
 settings, arms = settings_for(MODES), arms_for(MODES)
@@ -273,4 +288,4 @@ EXPERIMENT = Experiment(
     metrics=lambda mode: METRICS, arms=arms, settings=settings, run=run,
     note=("read each task's panel left to right: the gap between a rung's line and random weights' is what "
           "that pretraining is worth with so few labels; the probe shows what the frozen vectors hold."),
-    figure=draw_ladder, seeds_inner=True, check=check_rungs)
+    figure=draw_ladder, seeds_inner=True, check=check_and_pin, provenance=ladder_provenance)

@@ -1,38 +1,56 @@
-"""The ladder's task files: each task written once with every labelled example it has, and, for each seed,
-k examples a class drawn from them.
+"""The ladder's task files: each task written once with every labelled example it has, cut into the splits
+the protocol needs, and, for each seed, k examples a class drawn from the training split.
 
-A task's folder (inside the experiment's --out) holds `train.tsv` (all of them, the classes balanced) and
-`dev.tsv`, as GLUE TSV that `finetune --task glue-tsv` reads, and `train-<k>-seed<s>.tsv` for each size and
-seed. Every sentence of the corpora the rungs pretrained on (pydocs, and pydocs-large when a rung read it)
-is left out of every task, as the finetune command's own files leave pydocs' out
-(minibert/finetune/tasks.py): a rung must never have pretrained on a dev sentence.
+The task's builder writes `labelled/train.tsv` (every labelled example, the classes balanced) and
+`labelled/dev.tsv` (examples of documents held out whole). The held-out documents become `test.tsv`, scored
+once per run and never used for a choice; `validation.tsv` is cut from the labelled pool (the same rows for
+every rung, size and seed), and what remains is `train.tsv`, from which each seed draws its examples
+(`train-<k>-seed<s>.tsv`). Epochs, the learning rate and the probe's penalty are chosen on validation.
+`splits.json` holds each file's sha256 and the versions of the packages whose documentation the task reads,
+so that a rerun can show it cut the same splits. All are GLUE TSV that `finetune --task glue-tsv` reads.
+
+Every sentence of the corpora the rungs pretrained on (pydocs, and pydocs-large when a rung read it) is left
+out of every task, as the finetune command's own files leave pydocs' out (minibert/finetune/tasks.py): a
+rung must never have pretrained on a test sentence.
 """
 
+# The validation rows come from the training documents, so a validation sentence may have a neighbour among
+# the training examples: the choice of epochs and rate sees slightly optimistic scores, but the test set's
+# documents stay apart from both, and the reported number is the test set's.
+
+import hashlib
+import importlib.metadata
+import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from minibert.data.build import resolve_corpus
+from minibert.data.corpora import dependency_topics, package_topics
 from minibert.data.corpora.dependency_topics import build_dependency_topics
 from minibert.data.corpora.document_pairs import build_document_pairs
 from minibert.data.corpora.package_topics import build_package_topics, write_tsv
 from minibert.data.location import data_folder
 from minibert.errors import DataError
+from minibert.io.atomic import atomic_write
 
-# task -> (what writes its files, how many classes its dev set's size is shared among per call): pairs are
-# built per library (3 of them), a `same` and an `other` pair each time, so a class holds 3 per library.
+# task -> (what writes its files, how many classes its held-out size is shared among per call, the modules
+# whose documentation it reads): pairs are built per library (3 of them), a `same` and an `other` pair each
+# time, so a class holds 3 per library.
 LADDER_TASKS = {
-    "package-topics": (build_package_topics, 1),
-    "doc-pairs": (build_document_pairs, 3),
-    "dependency-topics": (build_dependency_topics, 1),
+    "package-topics": (build_package_topics, 1, package_topics.LABELS),
+    "doc-pairs": (build_document_pairs, 3, package_topics.LABELS),
+    "dependency-topics": (build_dependency_topics, 1, dependency_topics.LABELS),
 }
-TASK_SEED = 0  # which documents go to dev: the same for every rung, size and seed
+TASK_SEED = 0  # which documents are held out, and which rows validate: the same for every rung, size and seed
+SPLITS_FILE = "splits.json"
 
 
 @dataclass(frozen=True)
 class TaskFiles:
-    train: Path  # every training example the task has
-    dev: Path
+    train: Path  # every training example the task has, less the validation rows
+    validation: Path  # cut from the labelled pool: what every choice is made on
+    test: Path  # documents held out whole: scored once per run
 
 
 def read_rows(path):
@@ -41,16 +59,59 @@ def read_rows(path):
     return [tuple(line.split("\t")) for line in lines[1:]]
 
 
-def task_files(task, root, dev_per_class, kept_out=("pydocs",)):
-    """The TaskFiles of `task` in `root`/<task>, written first when missing, without the sentences of the
-    built-in corpora named in `kept_out` (built first when missing)."""
+def task_files(task, root, validation_per_class, test_per_class, kept_out=("pydocs",)):
+    """The TaskFiles of `task` in `root`/<task>, written first when missing (each file whole or absent, so a
+    stopped first run writes them again), without the sentences of the built-in corpora named in `kept_out`
+    (built first when missing)."""
     folder = Path(root) / task
-    files = TaskFiles(folder / "train.tsv", folder / "dev.tsv")
-    if not (files.train.is_file() and files.dev.is_file()):
-        build, libraries = LADDER_TASKS[task]
+    files = TaskFiles(folder / "train.tsv", folder / "validation.tsv", folder / "test.tsv")
+    if (folder / SPLITS_FILE).is_file():  # written last: the splits are whole
+        return files
+    build, libraries, sources = LADDER_TASKS[task]
+    labelled = folder / "labelled"
+    if not (labelled / "train.tsv").is_file() or not (labelled / "dev.tsv").is_file():
         corpora = [resolve_corpus(name, data_folder() / name, log=lambda _: None) for name in kept_out]
-        build(folder, None, dev_per_class // libraries, TASK_SEED, pretraining_corpus=corpora)
+        build(labelled, None, test_per_class // libraries, TASK_SEED, pretraining_corpus=corpora)
+    header = header_of(labelled / "train.tsv")
+    pool = read_rows(labelled / "train.tsv")
+    validation = draw_per_class(pool, validation_per_class, f"validation/{TASK_SEED}")
+    chosen = set(validation)
+    write_tsv(files.train, [row for row in pool if row not in chosen], header)
+    write_tsv(files.validation, validation, header)
+    write_tsv(files.test, read_rows(labelled / "dev.tsv"), header)
+    manifest = {"sha256": {path.name: file_sha256(path) for path in (files.train, files.validation, files.test)},
+                "rows": {path.name: len(read_rows(path)) for path in (files.train, files.validation, files.test)},
+                "sources": source_versions(sources), "kept_out": list(kept_out), "task_seed": TASK_SEED}
+    with atomic_write(folder / SPLITS_FILE) as file:
+        file.write((json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
     return files
+
+
+def read_splits(folder):
+    """What `task_files` wrote in `folder`/splits.json: the files' sha256, their rows, the sources' versions."""
+    return json.loads((Path(folder) / SPLITS_FILE).read_text(encoding="utf-8"))
+
+
+def header_of(path):
+    return tuple(Path(path).read_text(encoding="utf-8").split("\n", 1)[0].split("\t"))
+
+
+def file_sha256(path, chunk=1 << 20):
+    """The sha256 of a file's bytes, in hex, read a megabyte at a time (weights files are large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while block := file.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_versions(labels):
+    """{distribution: version} of the installed packages that hold the modules of `labels` ({label: module
+    patterns}): the text a task is cut from changes with them."""
+    distributions = importlib.metadata.packages_distributions()
+    tops = {pattern.split(".")[0] for patterns in labels.values() for pattern in patterns}
+    names = sorted({name for top in tops for name in distributions.get(top, [])})
+    return {name: importlib.metadata.version(name) for name in names}
 
 
 def training_file(files, size, seed):
@@ -59,14 +120,12 @@ def training_file(files, size, seed):
         return files.train
     path = files.train.with_name(f"train-{size}-seed{seed}.tsv")
     if not path.is_file():
-        rows = read_rows(files.train)
-        header = tuple(files.train.read_text(encoding="utf-8").split("\n", 1)[0].split("\t"))
-        write_tsv(path, draw_per_class(rows, int(size), seed), header)
+        write_tsv(path, draw_per_class(read_rows(files.train), int(size), seed), header_of(files.train))
     return path
 
 
 def draw_per_class(rows, count, seed):
-    """`count` rows of each label (the last field), drawn with `seed`, in a shuffled order."""
+    """`count` rows of each label (the last field), drawn with `seed` (a number or a string), shuffled."""
     rng = random.Random(f"minibert-ladder/{seed}")
     by_label = {}
     for row in rows:

@@ -3,9 +3,13 @@ picture, `experiment-<name>.svg`, one panel per metric with every seed's value a
 
 results.json holds the command, the date (UTC), the CPU (model, vector ISA, cores), the settings, every
 run's values and seconds, and the summary (mean, sample standard deviation, min, max, n per arm and metric).
+`made_by` counts the runs each command made: one command, resumed as often as needed, makes them all, and a
+run whose record names no command (made before records named theirs, or by other means) is counted as such.
+An experiment with a `provenance` adds where its inputs come from (the ladder's checkpoints and task splits).
 """
 
 import time
+from collections import Counter
 from pathlib import Path
 
 from minibert.cpu import describe_cpu
@@ -13,9 +17,11 @@ from minibert.experiments.runner import write_record
 from minibert.experiments.summary import summarize_runs
 from minibert.viz.svg import dot_plot_svg, save_svg
 
+NO_COMMAND = "no command recorded"
 
-def results_record(experiment, mode, records, command):
-    """The JSON-able record of a finished (or partly finished) experiment."""
+
+def results_record(experiment, mode, records, command, out_dir=None):
+    """The JSON-able record of a finished (or partly finished) experiment, in `out_dir` (for its provenance)."""
     arms, metrics = experiment.arms(mode), experiment.metrics(mode)
     summaries = summarize_runs(records, arms, metrics)
     return {
@@ -23,9 +29,12 @@ def results_record(experiment, mode, records, command):
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
         "settings": experiment.settings(mode), "arms": arms, "metrics": metrics,
         "seeds": sorted({record["seed"] for record in records}),
+        "made_by": dict(Counter(record.get("command") or NO_COMMAND for record in records)),
         "runs": [{key: record[key] for key in ("arm", "seed", "metrics", "seconds")} for record in records],
         "summary": {arm: {metric: summary.to_dict() for metric, summary in by_metric.items()}
                     for arm, by_metric in summaries.items()},
+        **({"provenance": experiment.provenance(out_dir)}
+           if experiment.provenance is not None and out_dir is not None else {}),
     }
 
 

@@ -53,7 +53,9 @@ class Experiment:
     # True: every seed of an arm before the next arm, so that a stopped run holds whole arms (the ladder's
     # small sizes, which are cheap, before its large ones); False: every arm of a seed, then the next seed.
     seeds_inner: bool = False
-    check: object = None  # settings -> None, raising ConfigError: what must exist before any run (the ladder's models)
+    # (settings, out_dir) -> None, raising ConfigError: what must exist before any run (the ladder's models)
+    check: object = None
+    provenance: object = None  # out_dir -> dict for results.json: where the runs' inputs come from
 
     def measured(self, mode, arm):
         """The metrics every finished run of `arm` holds: the mode's, less those the arm cannot measure."""
@@ -173,14 +175,15 @@ def saved_records(experiment, mode, seeds, out_dir, say):
         experiment.measured(mode, arm), say) for arm, seed in plan}
 
 
-def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
+def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, command=None):
     """Run every arm of `experiment` with seeds 0..seeds-1 in `out_dir`, skipping the runs already saved
-    there; returns the records of all runs, in the order they run (saved_records)."""
+    there; returns the records of all runs, in the order they run (saved_records). Each new run's record
+    names the `command` that made it, so results.json can say truthfully whether one command made them all."""
     progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
     records = saved_records(experiment, mode, seeds, out_dir, progress.message)
     settings, arms, metric_titles = experiment.settings(mode), experiment.arms(mode), experiment.metrics(mode)
     if experiment.check is not None:
-        experiment.check(settings)
+        experiment.check(settings, Path(out_dir))
     plan = list(records)
     done = sum(record is not None for record in records.values())
     if done:
@@ -203,7 +206,7 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None):
             seconds = time.perf_counter() - started
             durations.append(seconds)
             record = {"experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "metrics": metrics,
-                      "seconds": seconds, "settings": settings}
+                      "seconds": seconds, "settings": settings, "command": command}
             write_record(run_path(out_dir, arm, seed), record)
             records[(arm, seed)] = record
             stop_if_requested()  # Ctrl-C pressed while this run measured: it is saved, stop before the next

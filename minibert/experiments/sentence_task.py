@@ -9,15 +9,16 @@ NSP's question: is sentence B one of the 3 after A in its document, or from anot
 library? Random weights are the floor. 30 and 100 pairs a class; quick mode: the probe at 100.
 """
 
-from minibert.experiments.ladder import METRICS, arms_for, check_rungs, run, settings_for
+from minibert.experiments.ladder import METRICS, arms_for, check_and_pin, run, settings_for
 from minibert.experiments.ladder_figure import draw_ladder
+from minibert.experiments.ladder_provenance import ladder_provenance
 from minibert.experiments.runner import Experiment
 
 SENTENCE_RUNGS = ["random", "15min", "15min_sop", "15min_none"]
 MODES = {
-    "quick": {"tasks": ["doc-pairs"], "dev_per_class": 200,
+    "quick": {"tasks": ["doc-pairs"], "validation_per_class": 100, "test_per_class": 300,
               "ways": {"probe": [{"rungs": SENTENCE_RUNGS, "sizes": ["100"]}]}},
-    "full": {"tasks": ["doc-pairs"], "dev_per_class": 200,
+    "full": {"tasks": ["doc-pairs"], "validation_per_class": 100, "test_per_class": 300,
              "ways": {way: [{"rungs": SENTENCE_RUNGS, "sizes": ["30", "100"]}] for way in ("finetune", "probe")}},
 }
 
@@ -26,4 +27,4 @@ EXPERIMENT = Experiment(
     metrics=lambda mode: METRICS, arms=arms_for(MODES), settings=settings_for(MODES), run=run,
     note=("NSP is the 15-minute run's own loss; SOP and none are the same steps with another one. A sentence "
           "loss that teaches how sentences follow each other should lift doc-pairs above none."),
-    figure=draw_ladder, seeds_inner=True, check=check_rungs)
+    figure=draw_ladder, seeds_inner=True, check=check_and_pin, provenance=ladder_provenance)

@@ -51,8 +51,24 @@ def fit_chosen_ridge(features, labels, num_classes, ridges=RIDGE_GRID, folds=FOL
         kept, held = fold != k, fold == k
         for index, fitted in enumerate(_fit(features[kept], labels[kept], num_classes, ridges)):
             correct[index] += np.sum(predict(fitted, features[held]) == labels[held])
-    best = len(ridges) - 1 - int(np.argmax(correct[::-1]))  # the last of the best: the larger penalty
+    best = last_best(correct)
     return fit_linear_classifier(features, labels, num_classes, ridges[best]), ridges[best]
+
+
+def fit_chosen_on_held_out(features, labels, held_features, held_labels, num_classes, ridges=RIDGE_GRID):
+    """(fitted, the penalty, held-out accuracy as a share): the penalty of `ridges` whose classifier, trained
+    on all of (features, labels), classifies a separate held-out set best (on a tie the larger). What an
+    experiment with a validation split uses: the held-out set is its validation set, never its test set."""
+    fits = _fit(features, labels, num_classes, ridges)
+    accuracy = [float(np.mean(predict(fitted, held_features) == np.asarray(held_labels))) for fitted in fits]
+    best = last_best(accuracy)
+    return fits[best], ridges[best], accuracy[best]
+
+
+def last_best(scores):
+    """The index of the best of `scores`, the last one on a tie (the grids run from small to large penalty,
+    and the larger penalty is the safer choice)."""
+    return len(scores) - 1 - int(np.argmax(np.asarray(scores)[::-1]))
 
 
 def predict(fitted, features):

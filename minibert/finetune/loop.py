@@ -38,6 +38,7 @@ from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.probe_start import start_head_from_probe
 from minibert.finetune.report import write_ending, write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
+from minibert.nn import Dropout
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.interrupt import StopRequest, interrupted_inside_native_code
 from minibert.train.logs import LOG_FILE, RunLog, read_log
@@ -64,6 +65,9 @@ class FineTuneConfig:
     # folder's (run.py: "mean" for a sentence-transformers folder that pools so, else "cls")
     pooling: str | None = None
     head_init: str = "random"  # classification: "random" (BERT's N(0, 0.02)) or "probe" (probe_start.py)
+    # every dropout of the model (hidden and attention); None: the model config's (mini: 0.0, BERT's: 0.1).
+    # An experiment comparing models sets it, so that the models share one recipe.
+    dropout: float | None = None
 
     def __post_init__(self):
         for name in ("batch_size", "epochs", "eval_batch_size"):
@@ -86,6 +90,8 @@ class FineTuneConfig:
         if self.head_init not in ("random", "probe"):
             raise ConfigError(f"head_init={self.head_init!r}: choose 'random' (BERT's) or 'probe' (the linear "
                               "probe of the frozen encoder, then fine-tuning)")
+        if self.dropout is not None and not 0 <= self.dropout < 1:
+            raise ConfigError(f"dropout={self.dropout!r} must be in [0, 1), or None for the model config's")
         if self.head_lr is not None and not self.head_lr > 0:
             raise ConfigError(f"head_lr={self.head_lr} must be > 0, or None for the encoder's rate")
 
@@ -139,6 +145,8 @@ def fine_tune(task, model, train_examples, dev_examples, settings=None, out_dir=
         model.reinitialize_pooler()
     if settings.pooling not in (None, "cls"):  # saved in config.json, so that predict pools the same way
         model.config.extra["classifier_pooling"] = settings.pooling
+    if settings.dropout is not None:
+        set_dropout(model, settings.dropout)
     if settings.plain:
         return _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, stream, record)
     accelerate(model)  # fused layers: the same numbers in fewer passes over memory (minibert/fast)
@@ -243,6 +251,14 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
         write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, result.history,
                               read_log(log.path), result.best_epoch)
     return result
+
+
+def set_dropout(model, p):
+    """Every dropout of `model` drops with probability `p`, and its config says so (a saved model's too)."""
+    model.config.hidden_dropout_prob = model.config.attention_probs_dropout_prob = p
+    for _, module in model.named_modules():
+        if isinstance(module, Dropout):
+            module.p = p
 
 
 def stop_between_steps(progress, task, out_dir, log, record, result, step, total_steps):

@@ -18,9 +18,10 @@ MIN_STEPS = 500  # the default epochs give at least this many optimizer steps (f
 MAX_EPOCHS = 20  # ... but no more epochs than Mosbach et al.'s setting for their smallest sets
 
 
-def default_epochs(steps_per_epoch):
-    """The paper's 3 epochs, or more when 3 epochs of this set are fewer than MIN_STEPS steps."""
-    return min(MAX_EPOCHS, max(3, math.ceil(MIN_STEPS / steps_per_epoch)))
+def default_epochs(steps_per_epoch, min_steps=MIN_STEPS, max_epochs=MAX_EPOCHS):
+    """The paper's 3 epochs, or more when 3 epochs of this set are fewer than `min_steps` steps, up to
+    `max_epochs` (an experiment's tuning budget may give more than the command's default)."""
+    return min(max_epochs, max(3, math.ceil(min_steps / steps_per_epoch)))
 
 
 def at_chance(task, dev_examples, best_metrics):
@@ -30,9 +31,13 @@ def at_chance(task, dev_examples, best_metrics):
     if chance is None:
         return None
     score, _ = chance
-    # Binomial standard error of a score near `chance` on this many dev examples; at least 1 point.
-    margin = max(0.01, 2 * math.sqrt(max(score * (1 - score), 0.0025) / len(dev_examples)))
-    return best_metrics[task.main_metric] <= score + margin
+    return best_metrics[task.main_metric] <= score + chance_margin(score, len(dev_examples))
+
+
+def chance_margin(chance, count):
+    """How far above `chance` (a share) a score on `count` examples must be to say the model learned: two
+    binomial standard errors of a score near chance, and at least 1 point."""
+    return max(0.01, 2 * math.sqrt(max(chance * (1 - chance), 0.0025) / count))
 
 
 def plateau_warning(task, dev_examples, result, learning_rate, first_losses):
