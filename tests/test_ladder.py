@@ -1,6 +1,8 @@
 """The ladder experiment (minibert/experiments/ladder*.py): its task files, its arms, its probe, a whole quick
 run on a tiny model and a small task, and its picture. The real rungs' numbers are in docs/experiments.md."""
 
+import hashlib
+import json
 import os
 import re
 import signal
@@ -16,6 +18,7 @@ from minibert.experiments import ladder, ladder_tasks, ladder_tuning, sentence_t
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.results import results_record
 from minibert.experiments.runner import run_experiment
+from minibert.finetune import linear_probe
 from minibert.finetune.linear_probe import fit_chosen_ridge, fit_linear_classifier, predict
 from minibert.io import write_safetensors
 from minibert.model import BertConfig, BertModel
@@ -143,10 +146,22 @@ def small_ladder(tmp_path, monkeypatch):
 
 
 def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path):
-    settings, _ = small_ladder
+    """Every arm of every way, through the protocol: choices on validation, the test split scored by the
+    chosen model, and results.json saying where the runs come from (issue 52)."""
+    settings, folder = small_ladder
+    (folder / "log.jsonl").write_text('{"event": "start", "step": 0}\n', encoding="utf-8")  # its pretraining log
     experiment = ladder.EXPERIMENT.__class__(**{**ladder.EXPERIMENT.__dict__, "settings": lambda mode: settings})
     out = tmp_path / "E"
-    records = run_experiment(experiment, "quick", 2, out, stream=open(tmp_path / "log", "w"), live=False)
+    command = "python -m minibert experiment ladder --quick --seeds 2"
+    records = run_experiment(experiment, "quick", 2, out, stream=open(tmp_path / "log", "w"), live=False,
+                             command=command)
+    check_protocol(records, out / "tasks" / "sentiment", settings["tuning"]["learning_rates"])
+    results = results_record(experiment, "quick", records, command, out)
+    assert results["made_by"] == {command: 12}
+    pinned = results["provenance"]["checkpoints"]["15min"]
+    assert pinned["sha256"] == hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+    assert (out / pinned["log"]).read_bytes() == (folder / "log.jsonl").read_bytes()
+    assert results["provenance"]["tasks"]["sentiment"]["sources"] == {"numpy": np.__version__}
     assert len(records) == 2 * 6
     assert [record["seed"] for record in records[:2]] == [0, 1] and records[0]["arm"] == records[1]["arm"]
     assert records[0]["arm"] == "random-sentiment-probe-30"  # the probe first, its smallest size, both seeds
@@ -164,6 +179,37 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     assert svg.count('class="series"') == 4 and svg.count('class="point"') == 2 + 2 + 1 + 1
     assert ">30</text>" in svg and ">100</text>" in svg and "sentiment, linear probe" in svg
     assert "sentiment, probe, then fine-tuned" in svg
+
+
+def check_protocol(records, task_folder, rates):
+    """What every run record of the protocol holds, checked against the task's files themselves."""
+    train, validation, test = (ladder_tasks.read_rows(task_folder / name)
+                               for name in ("train.tsv", "validation.tsv", "test.tsv"))
+    labelled = task_folder / "labelled"
+    assert not set(validation) & set(train)  # validation is cut from the pool, and leaves it
+    assert sorted(validation + train) == sorted(ladder_tasks.read_rows(labelled / "train.tsv"))
+    assert test == ladder_tasks.read_rows(labelled / "dev.tsv")  # the held-out documents, whole
+    manifest = json.loads((task_folder / "splits.json").read_text(encoding="utf-8"))
+    for name, digest in manifest["sha256"].items():
+        assert digest == hashlib.sha256((task_folder / name).read_bytes()).hexdigest()
+    for record in records:
+        metrics = record["metrics"]
+        assert (metrics["selected_on"], metrics["reported_on"]) == ("validation", "test")
+        assert metrics["test_examples"] == len(test)
+        right = bin(int(metrics["test_correct"], 16)).count("1")  # the packed bits of the examples right
+        assert metrics["accuracy"] == pytest.approx(100 * right / len(test))
+        if "trials" in metrics:  # a fine-tuning: one trial per rate, the best on validation chosen
+            scores = {trial["learning_rate"]: trial["validation_accuracy"] for trial in metrics["trials"]}
+            assert list(scores) == rates
+            assert scores[metrics["chosen"]["learning_rate"]] == max(scores.values()) == metrics["validation_accuracy"]
+            trial_dir = record_trials(task_folder.parent.parent, record)
+            assert "fine-tuning:" in (trial_dir / f"lr{rates[0]:g}.log").read_text(encoding="utf-8")
+        else:
+            assert metrics["chosen"]["ridge"] in linear_probe.RIDGE_GRID
+
+
+def record_trials(out, record):
+    return out / "trials" / f"{record['arm']}-seed{record['seed']}"
 
 
 def test_ctrl_c_during_a_probe_stops_at_its_next_batch(small_ladder, tmp_path, monkeypatch):

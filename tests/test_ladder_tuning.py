@@ -1,0 +1,191 @@
+"""The ladder's protocol (minibert/experiments/ladder_tuning.py, bootstrap.py, ladder_provenance.py,
+ladder_table.py): a stopped fine-tuning resumes at its next learning rate and ends where an unstopped one
+does; a run no better than chance is marked and no gain is reported against it; the probe's penalty is
+chosen on validation; the bootstrap's interval has the binomial's width; a changed checkpoint is refused.
+The whole protocol on a tiny model: tests/test_ladder.py."""
+
+import hashlib
+import math
+
+import numpy as np
+import pytest
+
+from minibert.errors import ConfigError
+from minibert.experiments import ladder, ladder_tasks, ladder_tuning
+from minibert.experiments.bootstrap import bootstrap_interval, pack_correct, unpack_correct
+from minibert.experiments.ladder_figure import ladder_svg
+from minibert.experiments.ladder_provenance import describe_checkpoint, pin_checkpoints
+from minibert.experiments.ladder_table import ladder_cells, markdown_tables
+from minibert.experiments.runner import run_experiment
+from minibert.finetune import FineTuneConfig
+from minibert.finetune.linear_probe import RIDGE_GRID, fit_chosen_on_held_out, fit_linear_classifier, last_best, predict
+from minibert.model import BertConfig, BertModel
+from minibert.nn import Dropout
+from tests import test_ladder
+
+TINY_BUDGET = test_ladder.TINY_BUDGET
+small_ladder = test_ladder.small_ladder  # the fixture: a tiny model, the sentiment sentences as a task
+
+
+def fine_tuning_only(settings):
+    """The small ladder's settings measuring random weights fine-tuned at 30 a class, nothing else."""
+    return {**settings, "rungs": ["random"], "sizes": ["30"],
+            "ways": {"finetune": [{"rungs": ["random"], "sizes": ["30"]}]}}
+
+
+def one_arm(settings):
+    experiment = ladder.EXPERIMENT
+    return experiment.__class__(**{**experiment.__dict__, "settings": lambda mode: settings,
+                                   "arms": lambda mode: {"random-sentiment-finetune-30": "random, 30 a class"}})
+
+
+def test_a_stopped_fine_tuning_resumes_at_its_next_rate_and_ends_as_an_unstopped_one(small_ladder, tmp_path,
+                                                                                     monkeypatch):
+    """Ctrl-C in the second learning rate's fine-tuning: the first rate's is saved and not made again; the
+    run then ends with the very record a run never stopped gives (the chosen model made again, when it was
+    the saved one, from the same seed)."""
+    settings = fine_tuning_only(small_ladder[0])
+    experiment, real = one_arm(settings), ladder_tuning.run_finetuning
+    asked = []
+
+    def counted(*args, settings, **options):
+        asked.append(settings.learning_rate)
+        if stop_at is not None and len(asked) == stop_at:
+            raise KeyboardInterrupt
+        return real(*args, settings=settings, **options)
+
+    monkeypatch.setattr(ladder_tuning, "run_finetuning", counted)
+    log = open(tmp_path / "log", "w")
+    stop_at = None
+    [whole] = run_experiment(experiment, "quick", 1, tmp_path / "whole", stream=log, live=False)
+    first, second = TINY_BUDGET["learning_rates"]
+    assert asked == [first, second]  # the chosen model was kept in memory: the test set read without retraining
+    asked.clear()
+    stop_at = 2
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(experiment, "quick", 1, tmp_path / "stopped", stream=log, live=False)
+    assert (tmp_path / "stopped" / "trials" / "random-sentiment-finetune-30-seed0" / f"lr{first:g}.json").is_file()
+    asked.clear()
+    stop_at = None
+    [resumed] = run_experiment(experiment, "quick", 1, tmp_path / "stopped", stream=log, live=False)
+    chosen = whole["metrics"]["chosen"]["learning_rate"]
+    assert asked == [second] + ([first] if chosen == first else [])
+    assert resumed["metrics"] == whole["metrics"]
+
+
+def test_a_run_no_better_than_chance_learned_nothing():
+    """On 100 validation rows of two balanced labels, chance is 50% and the margin two standard errors,
+    2 * sqrt(0.25 / 100) = 10 points: 60% is not yet learning, 61% is."""
+    rows = [("text", "ab"[index % 2]) for index in range(100)]
+    assert not ladder_tuning.learned_something(0.5, rows)
+    assert not ladder_tuning.learned_something(0.6, rows)
+    assert ladder_tuning.learned_something(0.61, rows)
+    # three labels, one of them half the rows: always answering it scores 50%
+    skewed = [("text", "abcc"[index % 4]) for index in range(400)]
+    assert not ladder_tuning.learned_something(0.54, skewed) and ladder_tuning.learned_something(0.56, skewed)
+
+
+def protocol_record(learned_random):
+    """A stored record of the protocol by hand: random weights and MiniLM fine-tuned at 30 a class, 2 seeds,
+    on 10 test examples. Random weights get 5 and 6 right, MiniLM 8 and 9."""
+    def run(rung, seed, right, learned):
+        correct = [index < right for index in range(10)]
+        return {"arm": f"{rung}-doc-pairs-finetune-30", "seed": seed, "seconds": 1.0,
+                "metrics": {"accuracy": 10.0 * right, "learned": learned, "test_examples": 10,
+                            "test_correct": pack_correct(correct), "per_class": 30.0}}
+    runs = [run("random", 0, 5, learned_random), run("random", 1, 6, True), run("minilm", 0, 8, True),
+            run("minilm", 1, 9, True)]
+    return {"settings": {"protocol": ladder.PROTOCOL, "tasks": ["doc-pairs"], "sizes": ["30"],
+                         "rungs": ["random", "minilm"]}, "runs": runs}
+
+
+def test_no_gain_is_reported_against_a_run_that_learned_nothing():
+    table = markdown_tables(protocol_record(learned_random=False))["doc-pairs"]
+    random_cell, minilm_cell = table.splitlines()[2].split(" | ")[1:3]
+    assert random_cell.startswith("55.0 ± 7.1 [") and random_cell.endswith(", learned nothing in 1 of 2")
+    assert "(" not in minilm_cell and minilm_cell.startswith("85.0 ± 7.1 [")
+    svg = ladder_svg(protocol_record(learned_random=False))
+    assert "random weights: learned nothing" in svg and "test accuracy (%)" in svg
+    # when every run learned, the gain is there, with its paired interval
+    learned = ladder_cells(protocol_record(learned_random=True))[("doc-pairs", "finetune", "30", "minilm")]
+    assert learned.gain == pytest.approx(30.0) and learned.gain_interval[0] <= 30.0 <= learned.gain_interval[1]
+    assert "(+30.0 [" in markdown_tables(protocol_record(learned_random=True))["doc-pairs"]
+
+
+def test_the_bootstrap_interval_has_the_binomial_width_and_pairs_the_arms():
+    correct = np.arange(400) % 10 < 7  # 70% of 400 examples
+    assert np.array_equal(unpack_correct(pack_correct(correct), 400), correct)
+    low, high = bootstrap_interval(correct[None, :])
+    binomial = 2 * 1.96 * 100 * math.sqrt(0.7 * 0.3 / 400)  # 8.98 points: the normal approximation's width
+    assert low < 70 < high and 0.85 * binomial < high - low < 1.15 * binomial
+    # the same examples right in both arms: the gain is 0 in every resample
+    assert bootstrap_interval(correct[None, :], correct[None, :]) == (0.0, 0.0)
+    # two seeds: the mean over them, still one test set
+    both = np.stack([correct, np.roll(correct, 1)])
+    assert bootstrap_interval(both)[0] < 70 < bootstrap_interval(both)[1]
+
+
+def test_the_probe_penalty_is_the_best_on_validation_and_test_labels_choose_nothing(rng):
+    features = rng.normal(size=(600, 60))
+    labels = (features @ rng.normal(size=60) + 2.0 * rng.normal(size=600) > 0).astype(int)
+    train, held = slice(0, 80), slice(80, 600)
+    fitted, ridge, accuracy = fit_chosen_on_held_out(features[train], labels[train], features[held], labels[held], 2)
+    each = [np.mean(predict(fit_linear_classifier(features[train], labels[train], 2, penalty), features[held])
+                    == labels[held]) for penalty in RIDGE_GRID]
+    assert accuracy == pytest.approx(max(each)) and each[RIDGE_GRID.index(ridge)] == max(each)
+    assert np.array_equal(predict(fitted, features[held]),
+                          predict(fit_linear_classifier(features[train], labels[train], 2, ridge), features[held]))
+    assert last_best([0.5, 0.7, 0.7, 0.6]) == 2  # on a tie the later, larger penalty
+
+
+def test_the_ladder_probe_reads_test_labels_only_to_score(tmp_path, rng):
+    """The same training and validation rows with the test labels turned over: the same penalty, the same
+    validation score, and a test score of 100 minus the first."""
+    vectors = {f"t{index}": rng.normal(size=8) for index in range(300)}
+    label = {text: "ab"[int(vector[0] > 0)] for text, vector in vectors.items()}
+    rows = [(text, label[text]) for text in vectors]
+    files = ladder_tasks.TaskFiles(tmp_path / "train.tsv", tmp_path / "validation.tsv", tmp_path / "test.tsv")
+    flipped = {"a": "b", "b": "a"}
+    scores = []
+    for test_rows in (rows[200:], [(text, flipped[found]) for text, found in rows[200:]]):
+        for path, part in ((files.validation, rows[100:200]), (files.test, test_rows)):
+            ladder_tasks.write_tsv(path, part)
+        scores.append(ladder_tuning.probe(lambda rows: np.array([vectors[row[0]] for row in rows]), files,
+                                          rows[:100]))
+    assert scores[0]["chosen"] == scores[1]["chosen"]
+    assert scores[0]["validation_accuracy"] == scores[1]["validation_accuracy"]
+    assert scores[0]["accuracy"] == pytest.approx(100 - scores[1]["accuracy"])
+
+
+def test_the_splits_are_the_same_bytes_each_time_they_are_cut(small_ladder, tmp_path):
+    made = [ladder_tasks.task_files("sentiment", tmp_path / name, 50, 60, ["pydocs"]) for name in ("a", "b")]
+    for field in ("train", "validation", "test"):
+        assert getattr(made[0], field).read_bytes() == getattr(made[1], field).read_bytes()
+
+
+def test_a_rung_whose_weights_changed_is_refused_in_its_folder(tmp_path):
+    folder = tmp_path / "model"
+    BertModel(BertConfig.preset("tiny", vocab_size=40, num_hidden_layers=1), seed=0).save_pretrained(folder)
+    (folder / "log.jsonl").write_text("{}\n", encoding="utf-8")
+    out = tmp_path / "E"
+    found = describe_checkpoint(folder)
+    assert found["sha256"] == hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+    pin_checkpoints({"15min": found}, out)
+    pin_checkpoints({"15min": describe_checkpoint(folder)}, out)  # the same weights: resumed
+    BertModel(BertConfig.preset("tiny", vocab_size=40, num_hidden_layers=1), seed=1).save_pretrained(folder)
+    with pytest.raises(ConfigError, match="rung 15min's weights .* are not those the runs in .* were made with"):
+        pin_checkpoints({"15min": describe_checkpoint(folder)}, out)
+
+
+def test_one_dropout_for_every_model(tmp_path):
+    """FineTuneConfig(dropout=p) sets every dropout of the model, whatever its config had (mini: 0.0)."""
+    from minibert.finetune.loop import set_dropout
+
+    model = BertModel(BertConfig.preset("tiny", vocab_size=40, num_hidden_layers=2, hidden_dropout_prob=0.0,
+                                        attention_probs_dropout_prob=0.0))
+    set_dropout(model, 0.1)
+    dropouts = [module.p for _, module in model.named_modules() if isinstance(module, Dropout)]
+    assert len(dropouts) >= 5 and set(dropouts) == {0.1}
+    assert model.config.hidden_dropout_prob == model.config.attention_probs_dropout_prob == 0.1
+    with pytest.raises(ConfigError, match="dropout=1.0 must be in"):
+        FineTuneConfig(dropout=1.0)
