@@ -18,7 +18,11 @@ outside them (by `python -m minibert pretrain`, or a real BERT) on real text: `l
 #                       classifier of minibert/finetune/linear_probe.py)
 # direction.py, masking.py, mask_rate.py, nsp.py, pretraining_worth.py, size.py: the six experiments of
 #                       one variable each
-# ladder_tasks.py, ladder_figure.py, ladder.py: the ladder, from random weights to a real BERT
+# ladder_tasks.py       the ladder's tasks, cut into train, validation and test splits
+# ladder_tuning.py      its protocol: one recipe and tuning budget, chosen on validation, scored on test
+# bootstrap.py          the test set's own noise: a bootstrap interval over its examples
+# ladder_provenance.py  each rung's checkpoint by sha256, with its pretraining log
+# ladder_table.py, ladder_figure.py, ladder.py: its tables, its picture, the ladder itself
 # sentence_task.py      the ladder's measures on checkpoints pretrained with NSP, SOP or no sentence loss
 
 import importlib

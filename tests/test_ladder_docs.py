@@ -1,0 +1,155 @@
+"""Every table of docs/experiments.md's ladder section, and every figure of lesson 22's prose, against the
+stored records in docs/figures: a number a reader sees must be one the stored runs give.
+
+The tables are read the way a referee would: each cell's mean, spread, min-max, interval, gain over random
+weights and "learned nothing" are recomputed from the runs of the record the table reports. Both kinds of
+record are read. One made before issue 52's protocol (settings without `protocol`, the 378 runs stored in
+docs/figures/experiment-ladder.json until the rerun replaces it) reports dev accuracy; one made with it
+reports test accuracy, with bootstrap intervals and the runs that learned nothing, and no gain may be shown
+against an arm with such a run.
+"""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
+from minibert.experiments.ladder import RUNGS, WAYS, arm_name
+from tests.helpers import ROOT
+
+FIGURES = ROOT / "docs" / "figures"
+# A column's title -> the rung it reports (the docs' short titles, and the ones ladder_table.py writes)
+COLUMNS = {"random weights": "random", "15 minutes": "15min", "60 minutes": "60min",
+           "60 minutes, pydocs-large": "60min_large", "all-MiniLM-L6-v2": "minilm",
+           **{label: rung for rung, label in RUNGS.items()}}
+ROW_WAYS = {"probe": "probe", "fine-tuned": "finetune", **{label: way for way, label in WAYS.items()}}
+# The quick mode's table takes its 60-minute column from the run whose "15-minute" rung was the hour
+QUICK_COLUMNS = {"random weights": ("experiment-ladder-quick.json", "random"),
+                 "15 minutes": ("experiment-ladder-quick.json", "15min"),
+                 "60 minutes": ("experiment-ladder-quick-hour.json", "15min"),
+                 "all-MiniLM-L6-v2": ("experiment-ladder-quick.json", "minilm")}
+NUMBER = r"[-+]?\d+\.\d"
+
+
+def ladder_section():
+    text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
+    start = text.index("\n## ladder:")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def tables(section):
+    """[(the bold line before it, [rows of cells])] of every markdown table in `section`."""
+    found, title, rows = [], "", []
+    for line in section.splitlines() + [""]:
+        if line.startswith("|"):
+            if not set(line) <= set("|-"):
+                rows.append([cell.strip() for cell in line.strip("|").split("|")])
+            continue
+        if rows:
+            found.append((title, rows))
+            rows = []
+        if line.startswith("**"):
+            title = line
+    return found
+
+
+def record(name):
+    return json.loads((FIGURES / name).read_text(encoding="utf-8"))
+
+
+def runs_of(stored, rung, task, way, size):
+    return [run for run in stored["runs"] if run["arm"] == arm_name(rung, task, way, size)]
+
+
+def correct(runs):
+    return np.array([unpack_correct(run["metrics"]["test_correct"], run["metrics"]["test_examples"])
+                     for run in runs])
+
+
+def check_cell(text, runs, base_runs, where):
+    """`text` (a table cell) against the runs of its arm and of random weights' arm beside it."""
+    if not runs:
+        assert text == "", f"{where}: {text!r} but the record has no such runs"
+        return
+    values = np.array([run["metrics"]["accuracy"] for run in runs])
+    mean = re.match(NUMBER, text)
+    assert mean and abs(float(mean.group()) - values.mean()) <= 0.05 + 1e-9, (where, text, values.mean())
+    if (std := re.search(rf"± ({NUMBER})", text)) is not None:
+        assert abs(float(std.group(1)) - values.std(ddof=1)) <= 0.05 + 1e-9, (where, text)
+    if (span := re.search(rf"\(({NUMBER})-({NUMBER})\)", text)) is not None:
+        assert abs(float(span.group(1)) - values.min()) <= 0.05 + 1e-9, (where, text)
+        assert abs(float(span.group(2)) - values.max()) <= 0.05 + 1e-9, (where, text)
+    if (interval := re.match(rf"{NUMBER}(?: ± {NUMBER})? \[({NUMBER}), ({NUMBER})\]", text)) is not None:
+        low, high = bootstrap_interval(correct(runs))
+        assert [float(interval.group(1)), float(interval.group(2))] == pytest.approx([low, high], abs=0.05), where
+    failed = sum(not run["metrics"].get("learned", True) for run in runs)
+    said = re.search(r"learned nothing in (\d+) of (\d+)", text)
+    assert (int(said.group(1)), int(said.group(2))) == (failed, len(runs)) if said else failed == 0, (where, text)
+    base_failed = any(not run["metrics"].get("learned", True) for run in base_runs)
+    gain = re.search(rf"\(({NUMBER})(?: \[({NUMBER}), ({NUMBER})\])?\)", text)
+    if gain is None:
+        return
+    assert base_runs and not base_failed and not failed, f"{where}: a gain against or of a run that learned nothing"
+    base = np.mean([run["metrics"]["accuracy"] for run in base_runs])
+    assert abs(float(gain.group(1)) - (values.mean() - base)) <= 0.05 + 1e-9, (where, text)
+    if gain.group(2) is not None:
+        low, high = bootstrap_interval(correct(runs), correct(base_runs))
+        assert [float(gain.group(2)), float(gain.group(3))] == pytest.approx([low, high], abs=0.05), where
+
+
+def test_every_table_of_the_ladder_section_is_its_stored_record():
+    found = tables(ladder_section())
+    checked = 0
+    for title, rows in found:
+        header, body = rows[0], rows[1:]
+        if header[0] == "rung":  # the rungs' table: names and commands, no numbers
+            continue
+        if header[0] == "examples a class":  # the quick mode's probe on package-topics
+            for row in body:
+                base = runs_of(record(QUICK_COLUMNS["random weights"][0]), "random", "package-topics", "probe", row[0])
+                for column, text in zip(header[1:], row[1:], strict=True):
+                    name, rung = QUICK_COLUMNS[column]
+                    check_cell(text, runs_of(record(name), rung, "package-topics", "probe", row[0]), base,
+                               f"quick, {column}, {row[0]}")
+                    checked += 1
+            continue
+        assert header[0] == "way, a class", f"a table the test does not know how to read: {header}"
+        stored, task = record("experiment-ladder.json"), re.match(r"\*\*([\w-]+)\*\*", title).group(1)
+        shown = set()
+        for row in body:
+            way_label, size = row[0].rsplit(", ", 1)
+            way = ROW_WAYS[way_label]
+            base = runs_of(stored, "random", task, way, size)
+            for column, text in zip(header[1:], row[1:], strict=True):
+                check_cell(text, runs_of(stored, COLUMNS[column], task, way, size), base, f"{task}, {row[0]}, {column}")
+                shown.add(arm_name(COLUMNS[column], task, way, size))
+                checked += 1
+        # and no arm of the task is left out of its table
+        assert {run["arm"] for run in stored["runs"] if f"-{task}-" in run["arm"]} <= shown, task
+    assert checked >= 3 * 4 + 3 * 10 * 5  # the quick table and the three full ones, every cell
+
+
+def test_the_figures_of_lesson_22s_prose_are_the_stored_records():
+    """Each number with a decimal in what lesson 22 says of the stored runs is a mean or a gain over random
+    weights (in points, either sign) of the stored record: "MiniLM about 17" where the record says +21.0
+    is caught."""
+    lesson = (ROOT / "lessons" / "22_ladder.py").read_text(encoding="utf-8")
+    prose = lesson[lesson.index("# What the stored runs say"):]
+    prose = "\n".join(line for line in prose.splitlines() if line.startswith("#"))
+    stored = record("experiment-ladder.json")
+    means = {}
+    for run in stored["runs"]:
+        means.setdefault(run["arm"], []).append(run["metrics"]["accuracy"])
+    means = {arm: float(np.mean(values)) for arm, values in means.items()}
+    figures = set()
+    for arm, mean in means.items():
+        rung, rest = arm.split("-", 1)
+        figures.add(round(mean, 1))
+        base = means.get(f"random-{rest}")
+        if base is not None and rung != "random":
+            figures.add(round(abs(mean - base), 1))
+    said = [float(number) for number in re.findall(r"(?<![\d.])\d+\.\d(?!\d)", prose)]
+    assert said, "the prose names no figure"
+    assert [number for number in said if number not in figures] == []
