@@ -5,11 +5,13 @@ chosen on validation; the bootstrap's interval has the binomial's width; a chang
 The whole protocol on a tiny model: tests/test_ladder.py."""
 
 import hashlib
+import json
 import math
 
 import numpy as np
 import pytest
 
+from minibert.cli import main
 from minibert.errors import ConfigError
 from minibert.experiments import ladder, ladder_tasks, ladder_tuning
 from minibert.experiments.bootstrap import bootstrap_interval, pack_correct, unpack_correct
@@ -189,3 +191,34 @@ def test_one_dropout_for_every_model(tmp_path):
     assert model.config.hidden_dropout_prob == model.config.attention_probs_dropout_prob == 0.1
     with pytest.raises(ConfigError, match="dropout=1.0 must be in"):
         FineTuneConfig(dropout=1.0)
+
+
+def test_the_command_runs_the_protocol_end_to_end_and_a_second_call_adds_nothing(small_ladder, tmp_path, capsys):
+    """`experiment ladder --quick` on the tiny ladder: every run, then results.json saying which command made
+    them and which checkpoints and splits; run again, it skips them all and its record is made by the one
+    command still."""
+    _, folder = small_ladder
+    out = tmp_path / "E"
+    arguments = ["experiment", "ladder", "--quick", "--seeds", "1", "--out", str(out), "--rung", f"15min={folder}"]
+    run_command(arguments)
+    first = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    command = f"python -m minibert experiment ladder --quick --seeds 1 --out {out} --rung 15min={folder}"
+    assert first["made_by"] == {command: 6} and first["settings"]["protocol"] == ladder.PROTOCOL
+    assert set(first["provenance"]["checkpoints"]) == {"15min"} and set(first["provenance"]["tasks"]) == {"sentiment"}
+    assert "test accuracy (%)" in capsys.readouterr().out
+    run_command(arguments)
+    assert "6 of 6 runs already in" in capsys.readouterr().err
+    again = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert again["runs"] == first["runs"] and again["made_by"] == {command: 6}
+
+
+def run_command(arguments):
+    with pytest.raises(SystemExit) as done:
+        main(arguments)
+    assert done.value.code == 0
+
+
+def test_the_full_mode_runs_the_protocol():
+    settings = ladder.settings("full")
+    assert settings["protocol"] == ladder.PROTOCOL and settings["tuning"] == ladder_tuning.TUNING
+    assert (settings["validation_per_class"], settings["test_per_class"]) == (100, 300)
