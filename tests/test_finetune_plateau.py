@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from minibert.errors import ConfigError
 from minibert.finetune import FineTuneConfig
 from minibert.finetune.classification import ClassificationTask
 from minibert.finetune.loop import FineTuneResult
@@ -79,3 +80,16 @@ def test_a_run_left_at_chance_warns_and_records_it(tokenizer, tmp_path):
                                   random_init=True, log=None, train_limit=64, dev_limit=100)
     assert result.warning and "no better than always answering" in result.warning
     assert json.loads((tmp_path / "out" / "finetune.json").read_text())["warning"] == result.warning
+
+
+def test_a_long_run_evaluates_every_few_epochs_and_after_the_last(tokenizer, tmp_path):
+    """evaluations=2 over 5 epochs: dev is read after epochs 3 and 5 only, and the kept epoch is one of them
+    (a tiny set given the plateau's steps runs for hundreds of short epochs)."""
+    BertModel(BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size)).save_pretrained(tmp_path / "random")
+    tokenizer.save_pretrained(tmp_path / "random")
+    settings = FineTuneConfig(epochs=5, evaluations=2, seed=0)
+    _, _, result = run_finetuning("sentiment", tmp_path / "random", settings=settings, random_init=True, log=None,
+                                  train_limit=32, dev_limit=20)
+    assert [entry["epoch"] for entry in result.history] == [3, 5] and result.best_epoch in (3, 5)
+    with pytest.raises(ConfigError, match="evaluations=0 must be a whole number >= 1"):
+        FineTuneConfig(evaluations=0)

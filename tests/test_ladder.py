@@ -117,7 +117,8 @@ def test_the_rung_option_is_checked(arguments, words, capsys, tmp_path):
 
 
 # Two learning rates, a few steps: the budget's machinery on a tiny model in seconds
-TINY_BUDGET = {"learning_rates": [1e-3, 3e-3], "min_steps": 6, "max_epochs": 3, "dropout": 0.1, "batch_size": 32}
+TINY_BUDGET = {"learning_rates": [1e-3, 3e-3], "min_steps": 6, "max_epochs": 3, "dropout": 0.1, "batch_size": 32,
+               "evaluations": 2}
 
 
 @pytest.fixture

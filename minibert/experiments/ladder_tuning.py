@@ -32,8 +32,10 @@ from minibert.io.atomic import atomic_write
 # -Small (1e-4 to 3e-4 and above), and 1e-3, which small models from scratch may want; a real BERT's usual
 # 5e-5 is left out, as the paper's range is for models four times MiniLM's width. Dropout: BERT's 0.1 on every
 # layer (paper, appendix A.3), which MiniLM's config has and the mini rungs' (pretrained without it) do not.
+# Evaluations: the epochs the validation split chooses among, spread over the run (every epoch of a 250-epoch
+# run at 30 a class would cost more than its training).
 TUNING = {"learning_rates": [1e-4, 3e-4, 1e-3], "min_steps": 500, "max_epochs": 100, "dropout": 0.1,
-          "batch_size": 32}
+          "batch_size": 32, "evaluations": 20}
 SELECTED_ON, REPORTED_ON = "validation", "test"
 TRIALS_FOLDER = "trials"
 
@@ -106,7 +108,7 @@ def fine_tune_once(start, files, train_path, seed, rate, trial_dir, settings):
     steps_per_epoch = math.ceil(len(read_rows(train_path)) / budget["batch_size"])
     epochs = default_epochs(steps_per_epoch, budget["min_steps"], budget["max_epochs"])
     config = FineTuneConfig(seed=seed, learning_rate=rate, epochs=epochs, dropout=budget["dropout"],
-                            batch_size=budget["batch_size"], **start["recipe"])
+                            batch_size=budget["batch_size"], evaluations=budget["evaluations"], **start["recipe"])
     trial_dir.mkdir(parents=True, exist_ok=True)
     with open(trial_dir / f"lr{rate:g}.log", "w", encoding="utf-8") as stream:  # the command's own words, kept
         task, model, result = run_finetuning("glue-tsv", start["folder"], train=train_path, dev=files.validation,

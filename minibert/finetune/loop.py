@@ -68,10 +68,13 @@ class FineTuneConfig:
     # every dropout of the model (hidden and attention); None: the model config's (mini: 0.0, BERT's: 0.1).
     # An experiment comparing models sets it, so that the models share one recipe.
     dropout: float | None = None
+    # evaluate on dev at most this many times, every few epochs and after the last (None: after every epoch):
+    # a run of many short epochs (a tiny set given enough steps) would spend most of its time evaluating
+    evaluations: int | None = None
 
     def __post_init__(self):
-        for name in ("batch_size", "epochs", "eval_batch_size"):
-            if name == "epochs" and self.epochs is None:
+        for name in ("batch_size", "epochs", "eval_batch_size", "evaluations"):
+            if name in ("epochs", "evaluations") and getattr(self, name) is None:
                 continue
             if type(getattr(self, name)) is not int or getattr(self, name) < 1:
                 raise ConfigError(f"{name}={getattr(self, name)!r} must be a whole number >= 1")
@@ -174,6 +177,7 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
     steps_per_epoch = math.ceil(len(train_features) / settings.batch_size)
     epochs = settings.epochs or default_epochs(steps_per_epoch)
     total_steps = epochs * steps_per_epoch
+    evaluate_every = math.ceil(epochs / settings.evaluations) if settings.evaluations else 1
     optimizer, scheduler = recipe_optimizer(model, learning_rate, settings, total_steps)
     parameters = model.parameters()
     log = RunLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
@@ -215,6 +219,8 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                         log.write("train", step=step, epoch=epoch, loss=losses[-1], lr=lr, elapsed=elapsed)
                     if stop.requested:
                         stop_between_steps(progress, task, out_dir, log, record, result, step, total_steps)
+                if epoch % evaluate_every and epoch != epochs:
+                    continue
                 dev = task.evaluate(model, dev_examples, dev_features, settings.eval_batch_size)
                 entry = {"epoch": epoch, "train_loss": float(np.mean(losses)), "dev": dev,
                          "seconds": time.perf_counter() - epoch_started}
