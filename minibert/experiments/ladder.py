@@ -132,8 +132,9 @@ def _settings(modes, mode):
     # the random rung reads the 15-minute folder for its shape and vocabulary
     folders = {rung: DEFAULT_FOLDERS[rung] for rung in RUNGS if rung != "random" and rung in rungs + ["15min"]}
     kept_out = ["pydocs"] + (["pydocs-large"] if "60min_large" in rungs else [])  # what the rungs read
-    return {"recipe": "the finetune command's defaults", **chosen, "rungs": rungs, "sizes": sizes,
-            "folders": folders, "kept_out": kept_out, "protocol": PROTOCOL, "tuning": TUNING}
+    return {"recipe": "one for every rung: BERT's, with the tuning budget of ladder_tuning.py", **chosen,
+            "rungs": rungs, "sizes": sizes, "folders": folders, "kept_out": kept_out, "protocol": PROTOCOL,
+            "tuning": TUNING}
 
 
 def arm_name(rung, task, way, size):
