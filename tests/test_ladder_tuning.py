@@ -177,6 +177,10 @@ def test_a_rung_whose_weights_changed_is_refused_in_its_folder(tmp_path):
     BertModel(BertConfig.preset("tiny", vocab_size=40, num_hidden_layers=1), seed=1).save_pretrained(folder)
     with pytest.raises(ConfigError, match="rung 15min's weights .* are not those the runs in .* were made with"):
         pin_checkpoints({"15min": describe_checkpoint(folder)}, out)
+    (out / "checkpoints.json").write_text("[1, 2", encoding="utf-8")  # cut short
+    with pytest.raises(ConfigError, match="checkpoints.json is damaged .*; delete it"):
+        pin_checkpoints({"15min": describe_checkpoint(folder)}, out)
+    assert (out / "checkpoints.json").read_text(encoding="utf-8") == "[1, 2"  # left as it was, for the user
 
 
 def test_one_dropout_for_every_model(tmp_path):

@@ -43,7 +43,7 @@ def pin_checkpoints(found, out_dir):
     """Record the checkpoints `found` ({rung: describe_checkpoint(...)}) in `out_dir`, each with a copy of its
     pretraining log; refuse a rung whose weights differ from those its earlier runs here were made with."""
     path = Path(out_dir) / CHECKPOINTS_FILE
-    pinned = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    pinned = read_pinned(path)
     for rung, checkpoint in found.items():
         before = pinned.get(rung, {}).get("sha256")
         if before not in (None, checkpoint["sha256"]):
@@ -56,6 +56,20 @@ def pin_checkpoints(found, out_dir):
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as file:
         file.write((json.dumps(pinned, indent=1) + "\n").encode("utf-8"))
+
+
+def read_pinned(path):
+    """{rung: checkpoint} pinned in `path`, {} when there is none yet."""
+    if not path.is_file():
+        return {}
+    try:
+        pinned = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        pinned = None
+    if not isinstance(pinned, dict):
+        raise ConfigError(f"{path} is damaged (not the JSON of the pinned checkpoints); delete it, and the next "
+                          "run pins the rungs' checkpoints as they are now")
+    return pinned
 
 
 def keep_log(rung, checkpoint, out_dir):
@@ -74,8 +88,7 @@ def keep_log(rung, checkpoint, out_dir):
 def ladder_provenance(out_dir):
     """What results.json says of where its runs come from: the pinned checkpoints and each task's splits."""
     out_dir = Path(out_dir)
-    path = out_dir / CHECKPOINTS_FILE
-    checkpoints = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    checkpoints = read_pinned(out_dir / CHECKPOINTS_FILE)
     tasks = {folder.name: read_splits(folder) for folder in sorted((out_dir / "tasks").glob("*"))
              if (folder / SPLITS_FILE).is_file()}
     return {"checkpoints": checkpoints, "tasks": tasks}
