@@ -226,3 +226,17 @@ def test_the_full_mode_runs_the_protocol():
     settings = ladder.settings("full")
     assert settings["protocol"] == ladder.PROTOCOL and settings["tuning"] == ladder_tuning.TUNING
     assert (settings["validation_per_class"], settings["test_per_class"]) == (100, 300)
+
+
+def test_a_task_too_small_for_the_largest_size_is_refused_before_any_run(small_ladder, tmp_path):
+    """The tiny task's pool (the first 1,000 sentiment rows, less 50 a label to validation) cannot give 600 a
+    label: refused in one line naming the task and its smaller label, before any run."""
+    settings, _ = small_ladder
+    lines = test_ladder.SENTIMENT.read_text(encoding="utf-8").splitlines()[1:1001]  # the fixture's pool
+    labels = [line.rsplit("\t", 1)[1] for line in lines]
+    smaller = min(set(labels), key=labels.count)
+    with pytest.raises(ConfigError, match=f"the task sentiment, less its validation and test splits: label "
+                                          f"'{smaller}' has {labels.count(smaller) - 50} training examples, fewer "
+                                          "than the 600 asked for"):
+        ladder.check_and_pin({**settings, "sizes": ["30", "600"]}, tmp_path / "E")
+    assert not (tmp_path / "E" / "runs").exists()

@@ -44,10 +44,10 @@ from pathlib import Path
 
 import numpy as np
 
-from minibert.errors import ConfigError, MinibertError
+from minibert.errors import ConfigError, DataError, MinibertError
 from minibert.experiments.ladder_figure import draw_ladder
 from minibert.experiments.ladder_provenance import describe_checkpoint, ladder_provenance, pin_checkpoints
-from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, task_files, training_file
+from minibert.experiments.ladder_tasks import LADDER_TASKS, draw_per_class, read_rows, task_files, training_file
 from minibert.experiments.ladder_tuning import TRIALS_FOLDER, TUNING, probe, tuned_fine_tuning
 from minibert.experiments.runner import Experiment
 from minibert.finetune.linear_probe import fit_chosen_ridge, predict
@@ -196,10 +196,24 @@ def check_rungs(settings):
 
 def check_and_pin(settings, out_dir):
     """The Experiment's check: every rung readable (check_rungs), then each rung's checkpoint pinned by its
-    sha256 in `out_dir`, with its pretraining log (ladder_provenance.py)."""
+    sha256 in `out_dir`, with its pretraining log (ladder_provenance.py), and each task's splits cut, with
+    enough training examples of each label for the largest size: a day of runs should not stop at its last
+    size for want of examples."""
     check_rungs(settings)
     pin_checkpoints({rung: describe_checkpoint(rung_folder(settings, rung, out_dir), packaged=folder == PACKAGED)
                      for rung, folder in settings["folders"].items()}, out_dir)
+    largest = max((int(size) for size in settings["sizes"] if size != "all"), default=0)
+    for task in settings["tasks"]:
+        try:
+            draw_per_class(read_rows(splits_of(settings, out_dir, task).train), largest, seed=0)
+        except DataError as error:
+            raise ConfigError(f"the task {task}, less its validation and test splits: {error}") from None
+
+
+def splits_of(settings, out_dir, task):
+    """The TaskFiles of `task` in `out_dir`, cut as `settings` say (written on the first call)."""
+    return task_files(task, Path(out_dir) / "tasks", settings["validation_per_class"], settings["test_per_class"],
+                      settings["kept_out"])
 
 
 def rung_folder(settings, rung, out_dir):
@@ -269,8 +283,7 @@ def fine_tuning_start(settings, rung, out_dir, way, pairs):
 def run(arm, seed, settings, shared):
     rung, task, way, size = parse_arm(arm)
     out_dir = shared["out_dir"]
-    files = task_files(task, out_dir / "tasks", settings["validation_per_class"], settings["test_per_class"],
-                       settings["kept_out"])
+    files = splits_of(settings, out_dir, task)
     train_path = training_file(files, size, seed)
     train_rows = read_rows(train_path)
     counted = {"train_examples": len(train_rows), "per_class": len(train_rows) / len({row[-1] for row in train_rows})}
