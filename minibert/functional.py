@@ -32,15 +32,10 @@ class LinearOp(Function):
         # y = x Wᵀ + b  ->  dx = dy W,  dW = dyᵀ x,  db = dy summed over rows
         grad_rows = grad_output.reshape(-1, self.weight.shape[0])  # (N, out)
         grad_x = grad_weight = grad_bias = None
-        # dx: (N, out) @ (out, in) -> (N, in);  dW: (out, N) @ (N, in) -> (out, in)
-        if self.needs_grad[0] and self.needs_grad[1]:  # both at once, each on its own core
-            grad_x, grad_weight = kernels.matmul_pair(grad_rows, self.weight, grad_rows.T, self.rows)
-        elif self.needs_grad[0]:
-            grad_x = kernels.matmul_forward(grad_rows, self.weight)
-        elif self.needs_grad[1]:
-            grad_weight = kernels.matmul_forward(grad_rows.T, self.rows)
-        if grad_x is not None:
-            grad_x = grad_x.reshape(self.x_shape)
+        if self.needs_grad[0]:
+            grad_x = kernels.matmul_forward(grad_rows, self.weight).reshape(self.x_shape)  # (N, out) @ (out, in)
+        if self.needs_grad[1]:
+            grad_weight = kernels.matmul_forward(grad_rows.T, self.rows)  # (out, N) @ (N, in) -> (out, in)
         has_bias = len(self.needs_grad) == 3
         if has_bias and self.needs_grad[2]:
             grad_bias = grad_rows.sum(axis=0)  # (out,)
@@ -49,9 +44,6 @@ class LinearOp(Function):
 
 def linear(x, weight, bias=None):
     """x·Wᵀ + b for x (..., in), weight (out, in) as PyTorch and HF store it, bias (out,) or None."""
-    if weight.shape[-1] != x.shape[-1]:
-        raise ShapeError(f"linear: x has {x.shape[-1]} features (shape {x.shape}) but the weight "
-                         f"{weight.shape} takes {weight.shape[-1]}")
     return LinearOp.apply(x, weight) if bias is None else LinearOp.apply(x, weight, bias)
 
 
@@ -81,14 +73,6 @@ def additive_mask(mask, dtype):
     return mask.astype(dtype, copy=False)
 
 
-def check_mask(shape, mask):
-    try:
-        np.broadcast_shapes(np.shape(mask), shape)
-    except ValueError:
-        raise ShapeError(f"softmax mask of shape {np.shape(mask)} does not broadcast to scores of shape "
-                         f"{shape}") from None
-
-
 class SoftmaxOp(Function):
     def forward(self, x, mask=None):
         self.y = kernels.softmax_forward(x, mask)
@@ -109,13 +93,13 @@ class LogSoftmaxOp(Function):
 
 def _softmax_op(op, x, axis, mask):
     if mask is not None:
-        check_mask(x.shape, mask)
-        mask = additive_mask(mask, x.dtype)
+        mask = additive_mask(mask, x.dtype)  # the kernel checks that it broadcasts to x
     if axis in (-1, x.ndim - 1):
         return op.apply(x, mask=mask)
-    # The kernels work over the last axis: move `axis` there and back.
+    # The kernels work over the last axis: move `axis` there and back (the mask's too, given x's rank first).
     x_last = x.transpose(_swap_last(x.ndim, axis))
-    mask_last = None if mask is None else np.swapaxes(np.broadcast_to(mask, x.shape), axis, -1)
+    mask_last = None if mask is None else np.swapaxes(mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape),
+                                                      axis, -1)
     return op.apply(x_last, mask=mask_last).transpose(_swap_last(x.ndim, axis))
 
 
@@ -138,9 +122,6 @@ def log_softmax(x, axis=-1, mask=None):
 
 class LayerNormOp(Function):
     def forward(self, x, weight, bias, eps=1e-12):
-        if weight.shape != x.shape[-1:] or bias.shape != x.shape[-1:]:
-            raise ShapeError(f"layer_norm: weight {weight.shape} and bias {bias.shape} must both be "
-                             f"({x.shape[-1]},), the last dimension of x {x.shape}")
         y, self.mean, self.rstd = kernels.layer_norm_forward(x, weight, bias, eps)
         self.x, self.weight = x, weight
         return y

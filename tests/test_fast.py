@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 from helpers import (
@@ -22,15 +23,17 @@ from helpers import (
 from helpers import odd_config as small_config
 from hypothesis import given
 from hypothesis import strategies as st
+from numba import njit, prange
 
 from minibert import BertForPreTraining, BertModel, Tensor, gradcheck, pretraining_loss
 from minibert import functional as F
 from minibert.errors import ConfigError, ShapeError
 from minibert.fast import accelerate, ops
-from minibert.fast.kernels import add_norm, attention_weights, bias_gelu, normal_cdf_single
+from minibert.fast.kernels import add_norm, attention_weights, bias_gelu, matmul, normal_cdf_single
 from minibert.fast.kernels import seeded_dropout as dropout
 from minibert.fast.modules import PrunedEncoder
-from minibert.kernels import DtypeError, gelu, layernorm, parallel, softmax
+from minibert.fast.threads import PARALLEL_MIN_ELEMENTS, launch
+from minibert.kernels import DtypeError, gelu, layernorm, softmax
 
 keeps = st.sampled_from([1.0, 0.9, 0.5])
 
@@ -387,7 +390,7 @@ def test_the_float32_fused_gelu_keeps_float32_precision():
     (a float32 ulp is 6e-8 to 1.2e-7: up to about four ulps), far out in the left tail too, where 1 + erf(x)
     would cancel to nothing. Enough points for the kernels' threaded path. Prints its largest error against
     math.erf, as the one approximation the speed layer keeps."""
-    x = np.linspace(-12.0, 12.0, parallel.PARALLEL_MIN_ELEMENTS + 1).astype(np.float32)
+    x = np.linspace(-12.0, 12.0, PARALLEL_MIN_ELEMENTS + 1).astype(np.float32)
     wide = x.astype(np.float64)
     cdf = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in wide])
     pdf = np.exp(-0.5 * wide * wide) / math.sqrt(2 * math.pi)
@@ -549,7 +552,8 @@ def test_an_accelerated_classifier_equals_the_core(backend):
 
 
 CORE_OPS = {"SoftmaxOp", "DropoutOp", "LayerNormOp", "GELUOp"}
-FUSED_OPS = {"SelfAttentionOp", "BiasGELUOp", "AddNormOp", "SeededDropoutOp"}  # fast/ops.py
+FUSED_OPS = {"SelfAttentionOp", "BiasGELUOp", "AddNormOp", "SeededDropoutOp", "SharedLinearOp"}  # fast/ops.py
+CORE_PRODUCTS = {"LinearOp", "MatMul"}  # products that would run whole on BLAS's one thread inside the plan
 
 # In a fresh interpreter: the op of every node of the graph of a pretraining step, recorded before backward,
 # of a model as built (argv[1] "core") or accelerated ("fast").
@@ -582,7 +586,56 @@ def graph_ops(kind):
 
 def test_the_core_records_its_own_ops_and_accelerate_the_fused_ones():
     """What a student steps through is what runs: a model as built records softmax, dropout, LayerNorm and
-    GELU and none of the fused ops; accelerated, its layers record the fused ops instead."""
+    GELU and none of the fused ops; accelerated, its layers record the fused ops instead, and every product
+    (each Linear, the attention's, the MLM decoder) is the speed layer's, so none runs whole on one thread
+    inside the process plan."""
     core, fast = graph_ops("core"), graph_ops("fast")
     assert CORE_OPS <= core and not core & FUSED_OPS
-    assert FUSED_OPS <= fast and "SoftmaxOp" not in fast
+    assert FUSED_OPS <= fast and "SoftmaxOp" not in fast and not fast & CORE_PRODUCTS
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Products and threads: the speed layer's matmuls and its small-kernel rule
+
+def test_the_speed_layer_matmuls_write_into_out_and_check_it(rng):
+    """With out=, matmul_forward and matmul_pair write the products there (a transposed view included); an
+    out of the wrong shape or dtype is refused with both shapes named, and operands that do not fit with the
+    core kernel's message."""
+    a, b = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 5, 6))
+    out = np.zeros((3, 6, 4)).swapaxes(-1, -2)
+    assert matmul.matmul_forward(a, b, out=out) is out
+    first, second = np.zeros((3, 4, 6)), np.zeros((3, 5, 5))
+    matmul.matmul_pair(a, b, a.swapaxes(-1, -2), a, out1=first, out2=second)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    np.testing.assert_allclose(first, a @ b, rtol=1e-12)
+    np.testing.assert_allclose(second, a.swapaxes(-1, -2) @ a, rtol=1e-12)
+    with pytest.raises(ShapeError, match=r"\(3, 4, 6\)"):
+        matmul.matmul_forward(a, b, out=np.zeros((3, 6, 4)))
+    with pytest.raises(ShapeError, match="float32"):
+        matmul.matmul_pair(a, b, a, a.swapaxes(-1, -2), out1=np.zeros((3, 4, 6), np.float32))
+    with pytest.raises(ShapeError, match=r"\(3, 4, 5\) and \(3, 4, 6\)"):
+        matmul.matmul_forward(a, a @ b)
+
+
+@njit(parallel=True, cache=True)
+def _thread_ids(size):
+    ids = np.zeros(size, dtype=np.int64)
+    for i in prange(size):
+        ids[i] = numba.get_thread_id()
+    return ids
+
+
+def test_launch_runs_small_work_on_one_thread_and_restores_the_count():
+    """Below PARALLEL_MIN_ELEMENTS every iteration of a prange loop runs on thread 0; the thread count is the
+    same afterwards, also when the kernel raised."""
+    before = numba.get_num_threads()
+    assert set(launch(_thread_ids, 100, 100)) == {0}
+    assert numba.get_num_threads() == before
+
+    def failing(size):
+        raise RuntimeError("kernel failed")
+
+    with pytest.raises(RuntimeError):
+        launch(failing, 10, 10)
+    assert numba.get_num_threads() == before
+    np.testing.assert_array_equal(launch(_thread_ids, PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS) >= 0, True)

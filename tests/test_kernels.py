@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numba
 import numpy as np
 import pytest
 from helpers import FLOATS, TOLERANCE, assert_gradient, assert_matches, last_sizes, leading_shapes, seeds
@@ -34,7 +33,6 @@ from minibert.kernels import (
     get_backend,
     layernorm,
     matmul,
-    parallel,
     scatter,
     set_backend,
     simd,
@@ -153,8 +151,8 @@ def test_the_reference_erf_is_math_erf():
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_numba_exact_gelu_uses_the_exact_erf(dtype):
     """The Numba exact GELU and its derivative equal x Phi(x) and Phi(x) + x phi(x) computed with math.erf,
-    to the dtype's precision, on enough points for the kernels' threaded path."""
-    x = np.linspace(-10.0, 10.0, parallel.PARALLEL_MIN_ELEMENTS + 1).astype(dtype)
+    to the dtype's precision, on enough points to be shared among threads."""
+    x = np.linspace(-10.0, 10.0, 100_001).astype(dtype)
     wide = x.astype(np.float64)
     cdf = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) for v in wide])
     pdf = np.exp(-0.5 * wide * wide) / math.sqrt(2 * math.pi)
@@ -336,23 +334,6 @@ def test_lesson_blocked_matmul_matches_blas(rng, dtype, shape_a, shape_b):
                    max(inner, shape_b[-1]) * 10)
 
 
-def test_matmul_writes_into_out_and_checks_it(backend, rng):
-    """With out=, matmul_forward and matmul_pair write the products there (a transposed view included); an
-    out of the wrong shape or dtype is refused with both shapes named."""
-    a, b = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 5, 6))
-    out = np.zeros((3, 6, 4)).swapaxes(-1, -2)
-    assert matmul.matmul_forward(a, b, out=out) is out
-    first, second = np.zeros((3, 4, 6)), np.zeros((3, 5, 5))
-    matmul.matmul_pair(a, b, a.swapaxes(-1, -2), a, out1=first, out2=second)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
-    np.testing.assert_allclose(first, a @ b, rtol=1e-12)
-    np.testing.assert_allclose(second, a.swapaxes(-1, -2) @ a, rtol=1e-12)
-    with pytest.raises(ShapeError, match=r"\(3, 4, 6\)"):
-        matmul.matmul_forward(a, b, out=np.zeros((3, 6, 4)))
-    with pytest.raises(ShapeError, match="float32"):
-        matmul.matmul_pair(a, b, a, a.swapaxes(-1, -2), out1=np.zeros((3, 4, 6), np.float32))
-
-
 @given(m=st.integers(1, 4), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)
 def test_matmul_backward_is_the_gradient_of_its_forward(backend, m, k, n, seed):
     """grad_a and grad_b equal finite differences of a @ b in float64."""
@@ -440,7 +421,7 @@ def test_backend_from_environment(value, expected):
     env = {k: v for k, v in os.environ.items() if k != "MINIBERT_BACKEND"}
     if value is not None:
         env["MINIBERT_BACKEND"] = value
-    code = "from minibert.kernels import backend; print(backend.get_backend())"
+    code = "from minibert.kernels import dispatch; print(dispatch.get_backend())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == expected
 
@@ -448,7 +429,7 @@ def test_backend_from_environment(value, expected):
 def test_bad_backend_in_environment_fails_at_import_with_a_clear_message():
     """A misspelt MINIBERT_BACKEND stops the import with a message naming the variable and the choices."""
     env = dict(os.environ, MINIBERT_BACKEND="cuda")
-    out = subprocess.run([sys.executable, "-c", "import minibert.kernels.backend"], env=env,
+    out = subprocess.run([sys.executable, "-c", "import minibert.kernels.dispatch"], env=env,
                          capture_output=True, text=True)
     assert out.returncode != 0
     assert "'cuda'" in out.stderr and "MINIBERT_BACKEND" in out.stderr and "numba, numpy" in out.stderr
@@ -508,31 +489,3 @@ def test_scatter_add_rows_refuses_bad_ids_and_shapes():
         scatter.scatter_add_rows(np.array([0, 1, 4]), rows, 4)
     with pytest.raises(ShapeError, match="one row per id"):
         scatter.scatter_add_rows(np.array([0, 1]), rows, 4)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Threads
-
-@njit(parallel=True, cache=True)
-def _thread_ids(size):
-    ids = np.zeros(size, dtype=np.int64)
-    for i in prange(size):
-        ids[i] = numba.get_thread_id()
-    return ids
-
-
-def test_launch_runs_small_work_on_one_thread_and_restores_the_count():
-    """Below PARALLEL_MIN_ELEMENTS every iteration of a prange loop runs on thread 0; the thread count is the
-    same afterwards, also when the kernel raised."""
-    before = numba.get_num_threads()
-    assert set(parallel.launch(_thread_ids, 100, 100)) == {0}
-    assert numba.get_num_threads() == before
-
-    def failing(size):
-        raise RuntimeError("kernel failed")
-
-    with pytest.raises(RuntimeError):
-        parallel.launch(failing, 10, 10)
-    assert numba.get_num_threads() == before
-    large = parallel.PARALLEL_MIN_ELEMENTS
-    np.testing.assert_array_equal(parallel.launch(_thread_ids, large, large) >= 0, True)

@@ -1,9 +1,9 @@
 """The multi-threaded path of every kernel that training runs in parallel, against its NumPy reference.
 
-`launch` (minibert/kernels/parallel.py) runs a kernel on one thread below PARALLEL_MIN_ELEMENTS numbers and on
-every Numba thread from there on; the other kernel tests use small arrays, so they only see the one-thread
-path. Here each kernel gets float32 arrays (training's dtype) just above the threshold, forward and
-backward, fused kernels included. Each threaded result must match the NumPy reference within float32's
+The core's kernels run their prange loops on Numba's threads; the speed layer's `launch` (minibert/fast/
+threads.py) runs its fused kernels on one thread below PARALLEL_MIN_ELEMENTS numbers and on every Numba
+thread from there on. Here each kernel gets float32 arrays (training's dtype) just above that threshold,
+forward and backward, fused kernels included. Each threaded result must match the NumPy reference within float32's
 tolerance, and equal the same kernel run on one thread bit for bit (row kernels give each row to one
 thread; column sums add fixed chunks of rows, so their order does not depend on the thread count).
 """
@@ -15,8 +15,8 @@ from helpers import assert_matches
 
 from minibert.fast.kernels import add_norm, attention_weights, bias_gelu
 from minibert.fast.kernels import seeded_dropout as dropout
+from minibert.fast.threads import PARALLEL_MIN_ELEMENTS
 from minibert.kernels import cross_entropy, gelu, layernorm, softmax
-from minibert.kernels.parallel import PARALLEL_MIN_ELEMENTS, launch
 
 DTYPE = np.float32
 ROWS, COLS = 2 * 4 * 65, 128  # (B·A·S or B·S, H): 66,560 numbers, just above the threshold
@@ -40,6 +40,16 @@ def arrays(count, shape=(ROWS, COLS), seed=0, scale=1.0):
     return [(rng.standard_normal(shape) * scale).astype(DTYPE) for _ in range(count)]
 
 
+def on_one_thread(kernel, *args):
+    """kernel(*args) with Numba on one thread (prange loops then run in order), the count put back after."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return kernel(*args)
+    finally:
+        numba.set_num_threads(threads)
+
+
 def check_threaded(module, kernel, args, scale=None):
     """`module`'s Numba kernel `kernel` on all threads matches its NumPy reference (within float32's
     tolerance, atol per unit of `scale`) and its own one-thread run (bit for bit); returns the threaded
@@ -49,7 +59,7 @@ def check_threaded(module, kernel, args, scale=None):
     outputs = threaded if isinstance(threaded, tuple) else (threaded,)
     wanted = numpy_kernel(*args)
     wanted = wanted if isinstance(wanted, tuple) else (wanted,)
-    single = launch(numba_kernel, 0, *args)  # launch runs work said to be small on one thread
+    single = on_one_thread(numba_kernel, *args)
     single = single if isinstance(single, tuple) else (single,)
     for index, (actual, reference, alone) in enumerate(zip(outputs, wanted, single, strict=True)):
         if reference.dtype == bool:  # dropout's mask of kept elements

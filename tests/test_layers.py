@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minibert"
 CORE = [PACKAGE / "functional.py", *sorted((PACKAGE / "autograd").glob("*.py")),
         *sorted((PACKAGE / "nn").glob("*.py")), *sorted((PACKAGE / "model").glob("*.py"))]
-SPEED_MODULES = ("numba", "minibert.fast", "minibert.kernels.parallel", "threadpoolctl", "ctypes")
+SPEED_MODULES = ("numba", "minibert.fast", "threadpoolctl", "ctypes")
+# What sharing the cores looks like in code: a thread count read or set, a pool, products cut in parts.
+THREAD_CODE = re.compile(r"num_threads|ThreadPool|concurrent\.futures|\bthreading\b|share_matmuls|matmul_parts|"
+                         r"run_together|\blaunch\(")
 SPEED_WORDS = re.compile(r"\b(queries|prune\w*|pruning|last_layer_rows|fused\w*|fusion|accelerate\w*)\b")
 SPEED_ARGUMENTS = re.compile(r"queries|rows|prune\w*|last_layer_rows|fused\w*|plain|fast")
 
@@ -33,6 +36,20 @@ def test_the_core_imports_nothing_of_speed():
     tools (a file that did would fail here, naming itself and the import)."""
     found = [(path.relative_to(ROOT).as_posix(), module) for path in CORE for module in imported_modules(path)
              if module.startswith(SPEED_MODULES) or module == "minibert.fast"]
+    assert found == []
+
+
+def test_the_core_kernels_are_arithmetic():
+    """minibert/kernels/ holds no thread count, no thread pool and no product cut in parts (the speed layer's
+    fast/threads.py and fast/kernels/matmul.py do that), and imports nothing of the speed layer: its Numba
+    kernels' prange loops run on Numba's own threads."""
+    found = []
+    for path in sorted((PACKAGE / "kernels").glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found += [f"{path.name}:{number}: {line.strip()}" for number, line in enumerate(lines, 1)
+                  if THREAD_CODE.search(line)]
+        found += [f"{path.name}: imports {module}" for module in imported_modules(path)
+                  if module.startswith(("minibert.fast", "threadpoolctl", "ctypes"))]
     assert found == []
 
 

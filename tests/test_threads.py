@@ -1,4 +1,4 @@
-"""How minibert uses the cores (minibert/kernels/parallel.py, minibert/fast/process.py, fast/blas.py):
+"""How minibert uses the cores (minibert/fast/process.py, fast/threads.py, fast/kernels/matmul.py, fast/blas.py):
 plain use leaves the process alone; the process plan, entered explicitly, shares the cores and puts them back;
 matmuls cut into parts that run at once, the fallback where Numba's threads would spin, and the same bits
 every way."""
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from minibert.fast import process, process_plan
 from minibert.fast.blas import openblas
-from minibert.kernels import matmul
-from minibert.kernels.parallel import matmul_parts
+from minibert.fast.kernels import matmul
+from minibert.fast.threads import matmul_parts
 
 pytestmark = [
     pytest.mark.skipif(openblas() is None, reason="NumPy's BLAS here is not an OpenBLAS we can reach"),
@@ -56,7 +56,7 @@ import ctypes, ctypes.util, json, sys
 import numba, numpy as np
 from threadpoolctl import threadpool_info
 from minibert import BertConfig, BertForPreTraining, fast, pretraining_loss
-from minibert.kernels.parallel import matmul_parts
+from minibert.fast.threads import matmul_parts
 from minibert.optim import AdamW
 
 class MallInfo2(ctypes.Structure):  # glibc's struct mallinfo2; hblks counts the blocks mmapped apart
@@ -173,8 +173,8 @@ def test_a_step_gives_the_same_numbers_with_the_plan_or_without(steps):
 FORK = """
 import os, numpy as np
 from minibert.fast import process_plan
-from minibert.kernels import matmul
-from minibert.kernels.parallel import matmul_parts
+from minibert.fast.kernels import matmul
+from minibert.fast.threads import matmul_parts
 a, b = np.ones((2048, 512), np.float32), np.ones((512, 512), np.float32)
 with process_plan():
     matmul.matmul_forward(a, b)
@@ -253,10 +253,11 @@ def test_matmul_in_parts_equals_one_product(quiet_layer, kind, size, dtype, seed
         matmul.run_together = lambda tasks: (cut.append(len(tasks)), original(tasks))
         try:
             c = matmul.matmul_forward(a, b)
-            grad_a, grad_b = matmul.matmul_backward(np.ones_like(c), a, b)
+            grad_a, grad_b = matmul.matmul_pair(np.ones_like(c), b.swapaxes(-1, -2), a.swapaxes(-1, -2),
+                                                np.ones_like(c))
         finally:
             matmul.run_together = original
-    assert cut == [2, 2]  # the forward in two parts; the backward's two products, one on each thread
+    assert cut == [2, 2]  # the forward in two parts; a backward's two products, one on each thread
     tolerance = {np.float32: 1e-5, np.float64: 1e-12}[dtype]
     np.testing.assert_allclose(c, a @ b, rtol=tolerance, atol=tolerance * 128)
     np.testing.assert_allclose(grad_a, np.ones_like(c) @ b.swapaxes(-1, -2), rtol=tolerance, atol=tolerance * 400)
@@ -264,8 +265,8 @@ def test_matmul_in_parts_equals_one_product(quiet_layer, kind, size, dtype, seed
 
 
 def test_a_backward_pair_computes_each_product_whole_on_its_own_thread(quiet_layer):
-    """matmul_pair, as Linear's backward calls it: one run_together call gets two tasks, each a whole product
-    (not a part of one), and the results are the two products."""
+    """matmul_pair, as the speed layer's Linear backward calls it: one run_together call gets two tasks, each a
+    whole product (not a part of one), and the results are the two products."""
     rng = np.random.default_rng(0)
     grad_rows, weight, rows = (rng.standard_normal(shape) for shape in ((600, 96), (96, 80), (600, 80)))
     calls = []

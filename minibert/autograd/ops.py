@@ -166,17 +166,13 @@ class MatMul(Function):
 
     The common case in a transformer is activations (..., K) times a weight (K, N): the leading dimensions
     are folded into rows, so one large matmul runs instead of a batch of small ones. `kernels.matmul_forward`
-    is NumPy's `a @ b`, which calls BLAS (kernels/matmul.py adds only checks, and cuts a large product over
-    threads when the speed layer's process plan asks it to).
+    is NumPy's `a @ b`, which calls BLAS; kernels/matmul.py checks that the shapes fit.
     """
 
     def forward(self, a, b):
-        if a.ndim < 2 or b.ndim < 2:
+        if a.ndim < 2 or b.ndim < 2:  # what the folding and broadcasting below need
             raise ShapeError(f"@ needs arrays of at least 2 dimensions, got shapes {a.shape} and {b.shape}; "
                              "reshape a vector to (1, n) or (n, 1)")
-        if a.shape[-1] != b.shape[-2]:
-            raise ShapeError(f"@: shapes {a.shape} and {b.shape} do not fit: the last dimension of the left "
-                             f"({a.shape[-1]}) must equal the second-to-last of the right ({b.shape[-2]})")
         self.a, self.b = a, b
         if b.ndim == 2:
             rows = a.reshape(-1, a.shape[-1])  # (..., K) -> (rows, K)

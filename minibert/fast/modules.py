@@ -1,6 +1,6 @@
 """The layers the speed layer swaps in: each the core layer it replaces, with the same submodules and
 parameters (so the same names, `state_dict` and checkpoints), whose `forward` does the same work faster:
-fused ops, or fewer rows.
+fused ops, fewer rows, or products shared among the process plan's threads.
 
 Each is a subclass of the core layer, built from it by `twin_of(layer)`, and computes what the core's
 `forward` computes (tests/test_fast.py checks outputs and every gradient):
@@ -13,18 +13,20 @@ Each is a subclass of the core layer, built from it by `twin_of(layer)`, and com
   only those. No later layer reads its other outputs, so every token there still answers (its key and
   value) but only those ask: the same numbers for less work (about a quarter of a layer at P = 20 of
   S = 128; docs/performance.md).
+- `SharedLinear` and `SharedMaskedLMHead`: the other products (every other Linear, and the MLM decoder), on
+  the products the process plan shares among its threads. With them every product of an accelerated model is
+  the speed layer's, and none runs whole on BLAS's one thread inside the plan.
 
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, R the positions asked for.
 """
 
 import numpy as np
 
-from minibert import functional as F
 from minibert.autograd import Tensor, concat
-from minibert.fast.ops import bias_gelu, dropout_add_layer_norm, seeded_dropout, self_attention
+from minibert.fast.ops import bias_gelu, dropout_add_layer_norm, seeded_dropout, self_attention, shared_linear
 from minibert.model.bert import Encoder, gather_positions
-from minibert.model.pretraining import PredictionTransform
-from minibert.nn import Dropout, FeedForward, Module, MultiHeadSelfAttention, SublayerOutput
+from minibert.model.pretraining import MaskedLMHead, PredictionTransform
+from minibert.nn import Dropout, FeedForward, Linear, Module, MultiHeadSelfAttention, SublayerOutput
 from minibert.nn.activations import GELU_FORMS
 
 
@@ -49,7 +51,7 @@ class FusedSelfAttention(MultiHeadSelfAttention):
             return super().forward(x, mask, asking)
         weight = concat([self.query.weight, self.key.weight, self.value.weight])  # (3H, H)
         bias = concat([self.query.bias, self.key.bias, self.value.bias])  # (3H,)
-        qkv = F.linear(x, weight, bias)  # (B, S, 3H): one larger product instead of three
+        qkv = shared_linear(x, weight, bias)  # (B, S, 3H): one larger product instead of three
         context, probs = self_attention(qkv, self.num_heads, mask, self.dropout.p, self.training, self.dropout.rng)
         return context, Tensor(probs)
 
@@ -62,7 +64,7 @@ class FusedFeedForward(FeedForward):
         if self.hidden_act not in GELU_FORMS:
             return super().forward(x)
         # act(x W₁ᵀ + b₁): (B, S, H) -> (B, S, I), the bias added inside GELU's pass
-        return bias_gelu(F.linear(x, self.dense.weight), self.dense.bias, GELU_FORMS[self.hidden_act])
+        return bias_gelu(shared_linear(x, self.dense.weight), self.dense.bias, GELU_FORMS[self.hidden_act])
 
 
 class FusedPredictionTransform(PredictionTransform):
@@ -72,7 +74,7 @@ class FusedPredictionTransform(PredictionTransform):
     def forward(self, h):
         if self.hidden_act not in GELU_FORMS:
             return super().forward(h)
-        h = bias_gelu(F.linear(h, self.dense.weight), self.dense.bias, GELU_FORMS[self.hidden_act])  # (B, P, H)
+        h = bias_gelu(shared_linear(h, self.dense.weight), self.dense.bias, GELU_FORMS[self.hidden_act])  # (B, P, H)
         return self.LayerNorm(h)
 
 
@@ -116,10 +118,26 @@ class PrunedEncoder(Encoder):
         return x, attentions
 
 
-# The core layer -> its fast twin. Subclasses come first: a fast layer is also an instance of its core class.
+class SharedLinear(Linear):
+    def __init__(self, linear):
+        _adopt(self, linear)
+
+    def forward(self, x):
+        return shared_linear(x, self.weight, self.bias)  # x @ weight.T + bias: (..., in) -> (..., out)
+
+
+class SharedMaskedLMHead(MaskedLMHead):
+    def __init__(self, head):
+        _adopt(self, head)
+
+    def forward(self, h, word_embeddings):
+        return shared_linear(self.transform(h), word_embeddings, self.bias)  # transform(h) @ Eᵀ + b: (B, P, V)
+
+
+# The core layer -> its fast twin. Looked up by exact type: a fast layer is also an instance of its core class.
 FAST_TWINS = {MultiHeadSelfAttention: FusedSelfAttention, FeedForward: FusedFeedForward,
               PredictionTransform: FusedPredictionTransform, SublayerOutput: FusedSublayerOutput,
-              Dropout: SeededDropout}
+              Dropout: SeededDropout, Linear: SharedLinear, MaskedLMHead: SharedMaskedLMHead}
 PRUNED_TWINS = {**FAST_TWINS, Encoder: PrunedEncoder}  # with the last layer pruned
 
 

@@ -1,6 +1,7 @@
-"""The fused ops of the speed layer: several of the core's ops as one `Function`, computing the same numbers
-(up to float32 rounding) in fewer passes over memory, with the same checks as the ops they stand for.
+"""The ops of the speed layer: each stands for one or several of the core's ops and computes the same numbers
+(up to float32 rounding) with fewer passes over memory or on more cores, with the same checks.
 
+- `shared_linear`: F.linear on the products the process plan shares among its threads (kernels/matmul.py);
 - `self_attention`: q, k and v in one (B, S, 3H) array -> softmax(q·kᵀ/√D + mask), dropout, · v, all heads;
 - `bias_gelu`: F.gelu(x + bias), the feed-forward's bias added inside GELU's pass;
 - `dropout_add_layer_norm`: F.layer_norm(residual + F.dropout(h)), "Add & Norm", the end of every sublayer;
@@ -15,11 +16,38 @@ import math
 
 import numpy as np
 
-from minibert import kernels
 from minibert.autograd.tensor import Function
 from minibert.errors import ShapeError
 from minibert.fast import kernels as fast_kernels
-from minibert.functional import additive_mask, check_dropout, check_mask
+from minibert.functional import additive_mask, check_dropout
+
+
+class SharedLinearOp(Function):
+    """y = x·Wᵀ + b as functional.LinearOp computes it, on the speed layer's products: inside the process plan
+    the forward's product is cut over the plan's threads, and the backward's two products run at once, each
+    whole on half of them. It computes both gradients always: the speed layer trains, and in training the
+    weight and the activations below both want theirs."""
+
+    def forward(self, x, weight, bias=None):
+        rows = x.reshape(-1, x.shape[-1])  # (N, in), N = product of the leading axes
+        y = fast_kernels.matmul_forward(rows, weight.T)  # (N, in) @ (in, out) -> (N, out)
+        if bias is not None:
+            y += bias
+        self.rows, self.weight, self.x_shape = rows, weight, x.shape
+        return y.reshape(*x.shape[:-1], weight.shape[0])
+
+    def backward(self, grad_output):
+        # y = x Wᵀ + b  ->  dx = dy W,  dW = dyᵀ x,  db = dy summed over rows
+        grad_rows = grad_output.reshape(-1, self.weight.shape[0])  # (N, out)
+        # dx: (N, out) @ (out, in) -> (N, in);  dW: (out, N) @ (N, in) -> (out, in)
+        grad_x, grad_weight = fast_kernels.matmul_pair(grad_rows, self.weight, grad_rows.T, self.rows)
+        grads = (grad_x.reshape(self.x_shape), grad_weight)
+        return (*grads, grad_rows.sum(axis=0)) if len(self.needs_grad) == 3 else grads
+
+
+def shared_linear(x, weight, bias=None):
+    """F.linear(x, weight, bias) with its products shared among the process plan's threads."""
+    return SharedLinearOp.apply(x, weight) if bias is None else SharedLinearOp.apply(x, weight, bias)
 
 
 class BiasGELUOp(Function):
@@ -55,11 +83,11 @@ class SelfAttentionOp(Function):
         self.scale = 1.0 / math.sqrt(head_size)
         self.keep = 1.0 - p
         self.seed = fast_kernels.draw_seed(rng) if p > 0 else np.uint64(0)  # where dropout(probs) draws it
-        scores = kernels.matmul_forward(q, k.swapaxes(-1, -2))  # (B, A, S, S)
+        scores = fast_kernels.matmul_forward(q, k.swapaxes(-1, -2))  # (B, A, S, S)
         self.probs, self.dropped = fast_kernels.attention_weights_forward(scores, mask, self.scale, self.seed,
                                                                           self.keep)
         context = np.empty((batch, seq_len, num_heads, head_size), dtype=qkv.dtype)
-        kernels.matmul_forward(self.dropped, v, out=context.transpose(0, 2, 1, 3))  # (B, A, S, D) view
+        fast_kernels.matmul_forward(self.dropped, v, out=context.transpose(0, 2, 1, 3))  # (B, A, S, D) view
         return context.reshape(batch, seq_len, num_heads * head_size), self.probs  # probs: a side array
 
     def backward(self, grad_output):
@@ -69,12 +97,12 @@ class SelfAttentionOp(Function):
         grad_qkv = np.empty((batch, seq_len, 3, num_heads, head_size), dtype=grad_output.dtype)
         grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views to write into
         # context = dropped @ v  ->  grad_dropped = grad_context @ vᵀ,  grad_v = droppedᵀ @ grad_context
-        grad_dropped, _ = kernels.matmul_pair(grad_context, v.swapaxes(-1, -2), self.dropped.swapaxes(-1, -2),
-                                              grad_context, out2=grad_v)
+        grad_dropped, _ = fast_kernels.matmul_pair(grad_context, v.swapaxes(-1, -2),
+                                                   self.dropped.swapaxes(-1, -2), grad_context, out2=grad_v)
         grad_scores = fast_kernels.attention_weights_backward(grad_dropped, self.probs, self.scale, self.seed,
                                                               self.keep)
         # scores = q @ kᵀ  ->  grad_q = grad_scores @ k,  grad_k = grad_scoresᵀ @ q
-        kernels.matmul_pair(grad_scores, k, grad_scores.swapaxes(-1, -2), q, out1=grad_q, out2=grad_k)
+        fast_kernels.matmul_pair(grad_scores, k, grad_scores.swapaxes(-1, -2), q, out1=grad_q, out2=grad_k)
         return grad_qkv.reshape(batch, seq_len, 3 * num_heads * head_size)
 
 
@@ -91,10 +119,8 @@ def self_attention(qkv, num_heads, mask, p, training, rng=None):
         raise ShapeError(f"self_attention: qkv has shape {qkv.shape}; it must be (B, S, 3H) with H a multiple of "
                          f"num_heads={num_heads}")
     check_dropout(p, training, rng)
-    batch, seq_len, _ = qkv.shape
     if mask is not None:
-        check_mask((batch, num_heads, seq_len, seq_len), mask)
-        mask = additive_mask(mask, qkv.dtype)
+        mask = additive_mask(mask, qkv.dtype)  # the kernel checks that it broadcasts to the (B, A, S, S) scores
     return SelfAttentionOp.apply(qkv, num_heads=num_heads, mask=mask, p=p if training else 0.0, rng=rng)
 
 

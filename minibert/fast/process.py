@@ -3,10 +3,12 @@
 OpenBLAS's idle threads spin for a while after each matmul, and so do Numba's "omp" threads after each kernel:
 a parallel kernel started meanwhile finds its cores taken. So inside `process_plan()` every core goes to
 threads that sleep when idle: every OpenBLAS in the process runs on one thread (NumPy's, and another
-package's, such as the one SciPy's wheels ship), each large matmul is cut into one part per thread run at once
-(kernels/parallel.py), and the Numba kernels run on the "workqueue" layer. The plan also keeps freed memory
-for the next step (allocator.py). Nothing of this happens on import or on plain use of minibert: the training
-commands enter the plan where their code shows it, and a user's loop may too.
+package's, such as the one SciPy's wheels ship), each large matmul of the speed layer's ops is cut into one
+part per thread run at once (threads.py, kernels/matmul.py), and the Numba kernels run on the "workqueue"
+layer. The plan also keeps freed memory for the next step (allocator.py). Nothing of this happens on import or
+on plain use of minibert: the training commands enter the plan where their code shows it, and a user's loop
+may too. The plan is made for an accelerated model (`accelerate`), whose every product is the speed layer's:
+a plain model's products inside it run whole on BLAS's one thread.
 Figures: docs/performance.md, "Runtime: threads and memory".
 """
 
@@ -19,7 +21,7 @@ import numba
 
 from minibert.fast.allocator import reuse_freed_memory
 from minibert.fast.blas import openblas, openblas_at
-from minibert.kernels import parallel
+from minibert.fast.threads import matmul_parts, share_matmuls
 
 QUIET_LAYER = "workqueue"  # Numba's threading layer whose idle threads sleep
 
@@ -37,7 +39,7 @@ def process_plan(threads=None):
     kernel_threads = numba.get_num_threads()
     blas_threads = [(library, library.threads) for library in loaded_openblas()]
     helpers = ThreadPoolExecutor(count - 1) if count > 1 and blas is not None else None
-    before = parallel.share_matmuls(helpers, count if helpers is not None else 1)
+    before = share_matmuls(helpers, count if helpers is not None else 1)
     for library, _ in blas_threads:  # every OpenBLAS: another one's idle threads would spin as well
         library.threads = 1
     # Where BLAS is not an OpenBLAS we can reach (blas.py) it keeps its own threads, and where Numba's threads
@@ -47,7 +49,7 @@ def process_plan(threads=None):
     try:
         yield
     finally:
-        parallel.share_matmuls(*before)
+        share_matmuls(*before)
         if helpers is not None:
             helpers.shutdown()
         numba.set_num_threads(kernel_threads)
@@ -102,9 +104,9 @@ def loaded_openblas():
 
 def _new_helpers_after_fork():
     """A forked child has none of its parent's threads: inside a plan, give it helpers of its own."""
-    parts = parallel.matmul_parts()
+    parts = matmul_parts()
     if parts > 1:
-        parallel.share_matmuls(ThreadPoolExecutor(parts - 1), parts)
+        share_matmuls(ThreadPoolExecutor(parts - 1), parts)
 
 
 def _started_layer():

@@ -18,9 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from minibert.errors import ShapeError
-from minibert.kernels.arrays import DtypeError, float_array, like, nonempty_last_axis
-from minibert.kernels.backend import choose
-from minibert.kernels.parallel import launch
+from minibert.kernels.dispatch import DtypeError, choose, float_array, like, nonempty_last_axis
 from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector_max
 
 # ---------------------------------------------------------------------------------------------------------
@@ -87,14 +85,12 @@ def _cross_entropy_backward_rows(grad_nll, logits, targets, logsumexp, single):
 
 
 def softmax_cross_entropy_forward_numba(logits, targets):
-    return launch(_cross_entropy_rows, logits.size, np.ascontiguousarray(logits), targets,
-                  logits.dtype == np.float32)
+    return _cross_entropy_rows(np.ascontiguousarray(logits), targets, logits.dtype == np.float32)
 
 
 def softmax_cross_entropy_backward_numba(grad_nll, logits, targets, logsumexp):
-    return launch(_cross_entropy_backward_rows, logits.size, np.ascontiguousarray(grad_nll),
-                  np.ascontiguousarray(logits), targets, np.ascontiguousarray(logsumexp),
-                  logits.dtype == np.float32)
+    return _cross_entropy_backward_rows(np.ascontiguousarray(grad_nll), np.ascontiguousarray(logits), targets,
+                                        np.ascontiguousarray(logsumexp), logits.dtype == np.float32)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -18,9 +18,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from minibert.kernels.arrays import float_array, like, same_shape
-from minibert.kernels.backend import choose
-from minibert.kernels.parallel import launch
+from minibert.kernels.dispatch import choose, float_array, like, same_shape
 
 GELU_APPROXIMATIONS = ("none", "tanh")  # as torch.nn.functional.gelu names them
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -99,12 +97,12 @@ def _gelu_backward_flat(grad_y, x, tanh_form):
 
 def gelu_forward_numba(x, approximate="none"):
     flat = np.ascontiguousarray(x).reshape(-1)
-    return launch(_gelu_flat, x.size, flat, approximate == "tanh").reshape(x.shape)
+    return _gelu_flat(flat, approximate == "tanh").reshape(x.shape)
 
 
 def gelu_backward_numba(grad_y, x, approximate="none"):
     flat_grad, flat_x = np.ascontiguousarray(grad_y).reshape(-1), np.ascontiguousarray(x).reshape(-1)
-    return launch(_gelu_backward_flat, x.size, flat_grad, flat_x, approximate == "tanh").reshape(x.shape)
+    return _gelu_backward_flat(flat_grad, flat_x, approximate == "tanh").reshape(x.shape)
 
 
 # ---------------------------------------------------------------------------------------------------------

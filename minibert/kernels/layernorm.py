@@ -17,9 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from minibert.errors import ShapeError
-from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
-from minibert.kernels.backend import choose
-from minibert.kernels.parallel import launch
+from minibert.kernels.dispatch import as_rows, choose, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.simd import VECTOR_SUMS
 
 # The backward sums grad_weight and grad_bias over rows. Each of a fixed number of row chunks keeps its own
@@ -130,16 +128,16 @@ def _layer_norm_backward_rows(grad_y, x, weight, mean, rstd, chunks):
 
 
 def layer_norm_forward_numba(x, weight, bias, eps):
-    y, mean, rstd = launch(_layer_norm_rows, x.size, as_rows(x), weight, bias, float(eps))
+    y, mean, rstd = _layer_norm_rows(as_rows(x), weight, bias, float(eps))
     return y.reshape(x.shape), mean.reshape(x.shape[:-1]), rstd.reshape(x.shape[:-1])
 
 
 def layer_norm_backward_numba(grad_y, x, weight, mean, rstd):
     rows = as_rows(x)
     chunks = max(1, min(GRAD_CHUNKS, rows.shape[0]))
-    grad_x, partial_grad_weight, partial_grad_bias = launch(
-        _layer_norm_backward_rows, x.size, as_rows(grad_y), rows, weight, np.ascontiguousarray(mean).reshape(-1),
-        np.ascontiguousarray(rstd).reshape(-1), chunks)
+    grad_x, partial_grad_weight, partial_grad_bias = _layer_norm_backward_rows(
+        as_rows(grad_y), rows, weight, np.ascontiguousarray(mean).reshape(-1), np.ascontiguousarray(rstd).reshape(-1),
+        chunks)
     dtype = x.dtype
     return (grad_x.reshape(x.shape), partial_grad_weight.sum(axis=0).astype(dtype),
             partial_grad_bias.sum(axis=0).astype(dtype))

@@ -13,8 +13,7 @@ import numpy as np
 from numba import njit
 
 from minibert.errors import ShapeError
-from minibert.kernels.arrays import float_array
-from minibert.kernels.backend import choose
+from minibert.kernels.dispatch import choose, float_array
 
 
 def scatter_add_rows_numpy(ids, rows, num_rows):

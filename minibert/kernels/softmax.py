@@ -15,9 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from minibert.errors import ShapeError
-from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
-from minibert.kernels.backend import choose
-from minibert.kernels.parallel import launch
+from minibert.kernels.dispatch import as_rows, choose, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector_max
 
 
@@ -96,15 +94,15 @@ def mask_rows(mask, x):
 # separate passes, the same kernel ran markedly slower on attention's (B, A, S, S) scores.
 
 @njit(cache=True)
-def _scale_and_add_mask(x_row, scale, mask_row, z):
-    """z = x_row * scale + mask_row, the mask row having one entry per column or one for the whole row."""
+def _add_mask(x_row, mask_row, z):
+    """z = x_row + mask_row, the mask row having one entry per column or one for the whole row."""
     if len(mask_row) == 1:
         drop = mask_row[0]
         for j in range(len(z)):
-            z[j] = x_row[j] * scale + drop
+            z[j] = x_row[j] + drop
     else:
         for j in range(len(z)):
-            z[j] = x_row[j] * scale + mask_row[j]
+            z[j] = x_row[j] + mask_row[j]
 
 
 @njit(cache=True, fastmath=VECTOR_SUMS)
@@ -134,44 +132,45 @@ def _exp_in_place_and_sum(z, shift, single):
 # as written.
 
 @njit(cache=True)
-def _shifted_exps(x_row, scale, mask_row, single, z):
-    """z = exp(x_row * scale + mask_row - m), m the largest of x_row * scale + mask_row; returns m and sum(z)."""
-    _scale_and_add_mask(x_row, scale, mask_row, z)
+def _shifted_exps(x_row, mask_row, single, z):
+    """z = exp(x_row + mask_row - m), m the largest of x_row + mask_row; returns m and sum(z)."""
+    _add_mask(x_row, mask_row, z)
     row_max = vector_max(z)
     return row_max, _exp_in_place_and_sum(z, row_max, single)
 
 
 @njit(cache=True)
-def softmax_row(x_row, scale, mask_row, single, y_row):
-    """y_row = softmax(x_row * scale + mask_row) for one row (C,); scale in x's dtype (1 for plain softmax)."""
-    _, total = _shifted_exps(x_row, scale, mask_row, single, y_row)
+def softmax_row(x_row, mask_row, single, y_row):
+    """y_row = softmax(x_row + mask_row) for one row (C,). y_row may be x_row itself: each entry is read
+    before it is written."""
+    _, total = _shifted_exps(x_row, mask_row, single, y_row)
     inverse_total = 1.0 / total
     for j in range(len(y_row)):
         y_row[j] = y_row[j] * inverse_total
 
 
 @njit(cache=True)
-def _log_softmax_row(x_row, one, mask_row, single, y_row):
-    row_max, total = _shifted_exps(x_row, one, mask_row, single, y_row)
+def _log_softmax_row(x_row, mask_row, single, y_row):
+    row_max, total = _shifted_exps(x_row, mask_row, single, y_row)
     # log softmax(z)_j = (z_j - row_max) - log total: recompute z rather than take the log of the exps.
     # Subtract row_max first: row_max + log(total) would lose log(total) when row_max is huge.
-    _scale_and_add_mask(x_row, one, mask_row, y_row)
+    _add_mask(x_row, mask_row, y_row)
     log_total = math.log(total)
     for j in range(len(y_row)):
         y_row[j] = (y_row[j] - np.float64(row_max)) - log_total
 
 
 @njit(parallel=True, cache=True)
-def _softmax_rows(x, one, mask_rows, mask_row_of, log, single):
-    # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask. `one`: 1 in x's dtype.
+def _softmax_rows(x, mask_rows, mask_row_of, log, single):
+    # x (R, C) -> y (R, C): softmax (or log-softmax if `log`) of each row of x + mask.
     # single: x is float32, so the exps are taken in float32 (simd.py's fast_exp_single, twice the lanes).
     y = np.empty_like(x)
     for r in prange(x.shape[0]):
         mask_row = mask_rows[mask_row_of[r]]
         if log:
-            _log_softmax_row(x[r], one, mask_row, single, y[r])
+            _log_softmax_row(x[r], mask_row, single, y[r])
         else:
-            softmax_row(x[r], one, mask_row, single, y[r])
+            softmax_row(x[r], mask_row, single, y[r])
     return y
 
 
@@ -204,21 +203,19 @@ def _log_softmax_backward_rows(grad_y, y):
 
 
 def softmax_forward_numba(x, mask=None):
-    return launch(_softmax_rows, x.size, as_rows(x), x.dtype.type(1), *mask_rows(mask, x), False,
-                  x.dtype == np.float32).reshape(x.shape)
+    return _softmax_rows(as_rows(x), *mask_rows(mask, x), False, x.dtype == np.float32).reshape(x.shape)
 
 
 def softmax_backward_numba(grad_y, y):
-    return launch(_softmax_backward_rows, y.size, as_rows(grad_y), as_rows(y)).reshape(y.shape)
+    return _softmax_backward_rows(as_rows(grad_y), as_rows(y)).reshape(y.shape)
 
 
 def log_softmax_forward_numba(x, mask=None):
-    return launch(_softmax_rows, x.size, as_rows(x), x.dtype.type(1), *mask_rows(mask, x), True,
-                  x.dtype == np.float32).reshape(x.shape)
+    return _softmax_rows(as_rows(x), *mask_rows(mask, x), True, x.dtype == np.float32).reshape(x.shape)
 
 
 def log_softmax_backward_numba(grad_y, y):
-    return launch(_log_softmax_backward_rows, y.size, as_rows(grad_y), as_rows(y)).reshape(y.shape)
+    return _log_softmax_backward_rows(as_rows(grad_y), as_rows(y)).reshape(y.shape)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from minibert.fast.kernels.seeded_dropout import (
     keep_factors,
     uniforms_numpy,
 )
-from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
-from minibert.kernels.backend import choose
+from minibert.fast.threads import launch
+from minibert.kernels.dispatch import as_rows, choose, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.layernorm import (
     GRAD_CHUNKS,
     check_backward_inputs,
@@ -33,7 +33,6 @@ from minibert.kernels.layernorm import (
     normalise_row,
     normalise_row_backward,
 )
-from minibert.kernels.parallel import launch
 
 # ---------------------------------------------------------------------------------------------------------
 # Readable references: the three ops one after the other

@@ -24,9 +24,8 @@ from minibert.fast.kernels.seeded_dropout import (
     keep_factors,
     uniforms_numpy,
 )
-from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
-from minibert.kernels.backend import choose
-from minibert.kernels.parallel import launch
+from minibert.fast.threads import launch
+from minibert.kernels.dispatch import as_rows, choose, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.simd import VECTOR_SUMS
 from minibert.kernels.softmax import (
     mask_rows,
@@ -73,7 +72,9 @@ def _attention_weights_rows(scores, scale, mask_rows, mask_row_of, seed, thresho
     dropped = np.empty_like(scores) if dropping else probs
     zero = inverse * 0
     for r in prange(rows):
-        softmax_row(scores[r], scale, mask_rows[mask_row_of[r]], single, probs[r])
+        for j in range(cols):
+            probs[r, j] = scores[r, j] * scale  # the row scaled, then its softmax in place (softmax.py's own)
+        softmax_row(probs[r], mask_rows[mask_row_of[r]], single, probs[r])
         if dropping:
             for j in range(cols):
                 dropped[r, j] = probs[r, j] * (inverse if is_kept(seed, r * cols + j, threshold) else zero)

@@ -13,10 +13,9 @@ from numba import njit, prange
 
 from minibert.errors import ShapeError
 from minibert.fast.kernels.normal_cdf_single import normal_cdf_pdf_single
-from minibert.kernels.arrays import as_rows, float_array, like, nonempty_last_axis, same_shape
-from minibert.kernels.backend import choose
+from minibert.fast.threads import launch
+from minibert.kernels.dispatch import as_rows, choose, float_array, like, nonempty_last_axis, same_shape
 from minibert.kernels.gelu import check_approximate, gelu_and_slope, gelu_backward_numpy, gelu_forward_numpy
-from minibert.kernels.parallel import launch
 
 SUM_CHUNKS = 64  # row chunks of the bias gradient's sum (see _times_slope_with_column_sums)
 

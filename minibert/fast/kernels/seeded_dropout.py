@@ -12,9 +12,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from minibert.kernels.arrays import DtypeError, float_array, same_shape
-from minibert.kernels.backend import choose
-from minibert.kernels.parallel import launch
+from minibert.fast.threads import launch
+from minibert.kernels.dispatch import DtypeError, choose, float_array, same_shape
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: SplitMix64's step between counters
 MIX_1 = np.uint64(0xBF58476D1CE4E5B9)  # Stafford's "Mix13" constants, as in splitmix64.c

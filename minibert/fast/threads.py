@@ -1,10 +1,10 @@
-"""How many threads a kernel or a matmul runs on: the process's own settings, unless asked otherwise.
+"""How many threads the speed layer's kernels and products run on.
 
-By default the kernels run as Numba and NumPy's BLAS set themselves up, and nothing here changes the
-process. The speed layer's process plan (minibert/fast/process.py) may hand this module a pool of helper
-threads (`share_matmuls`); a large matmul is then cut into one part per thread, the parts run at once
-(`run_together`, used by matmul.py). Small kernels run on one thread whatever the settings (`launch`), and
-the thread count is put back after them.
+Two rules, both for speed only; the core's kernels know neither and run on Numba's own thread count:
+- Small kernels run on one thread (`launch`): below PARALLEL_MIN_ELEMENTS numbers, waking the other threads
+  costs more than the work saves. The count is put back after the kernel.
+- Inside the process plan (process.py) large matmuls are cut into one part per thread, the parts run at once
+  by a pool of helper threads (`share_matmuls`, `run_together`; the products are in kernels/matmul.py).
 """
 
 import numba
