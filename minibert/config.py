@@ -14,12 +14,12 @@ Named presets: `tiny` (tests and quick lessons), `mini` (BERT-Mini, Turc et al. 
 #     base  12 layers, H 768, 12 heads, FFN 3072, vocabulary 30522: BERT-base (Devlin et al. 2018), 110M
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 
 from minibert.errors import ConfigError
 from minibert.io.strict_json import short_repr
 from minibert.nn.activations import ACTIVATIONS
+from minibert.validation import is_number
 
 ATTENTION_KINDS = ("bidirectional", "causal")
 
@@ -59,12 +59,12 @@ class BertConfig:
                               f"{', '.join(ACTIVATIONS)}")
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             value = getattr(self, name)
-            if not _is_number(value) or not 0.0 <= value < 1.0:
+            if not is_number(value) or not 0.0 <= value < 1.0:
                 raise ConfigError(f"{name}={value!r}: a dropout probability must be a number in [0, 1)")
-        if not _is_number(self.initializer_range) or self.initializer_range < 0:
+        if not is_number(self.initializer_range) or self.initializer_range < 0:
             raise ConfigError(f"initializer_range={self.initializer_range!r}: it must be a finite number "
                               ">= 0 (BERT: 0.02)")
-        if not _is_number(self.layer_norm_eps) or self.layer_norm_eps <= 0:
+        if not is_number(self.layer_norm_eps) or self.layer_norm_eps <= 0:
             raise ConfigError(f"layer_norm_eps={self.layer_norm_eps!r}: it must be a finite number > 0 "
                               "(BERT: 1e-12)")
         if type(self.pad_token_id) is not int or not 0 <= self.pad_token_id < self.vocab_size:
@@ -163,16 +163,6 @@ def _check_read_extras(values):
     if id2label is not None and not by_id:
         raise ConfigError(f"id2label={short_repr(id2label)}: it must name each label id \"0\", \"1\", ... "
                           'with a string (e.g. {"0": "neg", "1": "pos"}) or be null')
-
-
-def _is_number(value):
-    # NaN would pass every comparison check below (nan < 0 is False) and turn the whole model into NaN.
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:  # an int beyond float's range (10**400) cannot be used as a float either
-        return False
 
 
 def _divisor_near(hidden_size, heads):

@@ -13,12 +13,12 @@ and v = β2·v + (1-β2)·g², and move each entry by about lr·m/√v, whatever
 # two reusable scratch arrays, so a step allocates no memory proportional to the model.
 
 import math
-import numbers
 
 import numpy as np
 
 from minibert.errors import ConfigError
 from minibert.optim.optimizer import Optimizer
+from minibert.validation import is_number
 
 # Entries updated at a time: 256 KB of float32, small enough to stay in a CPU's L2 cache (see _in_slices;
 # bench/choices.py times a step both ways, docs/performance.md keeps the figures).
@@ -58,12 +58,8 @@ def bias_corrected_step(param, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps,
     # END EXERCISE
 
 
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _check_number(name, value, hint):
-    if not (_is_number(value) and value >= 0):
+    if not (is_number(value) and value >= 0):
         raise ConfigError(f"{name}={value!r} cannot work; {hint}")
 
 
@@ -79,7 +75,7 @@ class _AdamFamily(Optimizer):
         _check_number("lr", group["lr"], "use a finite number >= 0 (BERT pretrains with 1e-4)")
         betas = group["betas"]
         if not (isinstance(betas, tuple | list) and len(betas) == 2
-                and all(_is_number(beta) and 0 <= beta < 1 for beta in betas)):
+                and all(is_number(beta) and 0 <= beta < 1 for beta in betas)):
             raise ConfigError(f"betas={betas!r} must be two numbers in [0, 1), such as (0.9, 0.999)")
         _check_number("eps", group["eps"], "use a finite number >= 0, such as 1e-6 (BERT) or 1e-8 (PyTorch)")
         _check_number("weight_decay", group["weight_decay"], "use a finite number >= 0, such as 0.01 (BERT)")

@@ -12,15 +12,16 @@ HuggingFace's draw the decay differently, and the lesson on schedules draws both
 import numbers
 
 from minibert.errors import CheckpointError, ConfigError
+from minibert.validation import check_whole, is_number
 
 VARIANTS = ("google", "huggingface")
 
 
 def linear_warmup_linear_decay(step, total_steps, warmup_steps, variant="google"):
     """The learning-rate multiplier for update number `step` (0-based): a ramp up, then a ramp down to 0."""
-    _check_whole("step", step, "the number of updates already made")
-    _check_whole("total_steps", total_steps, "the number of updates in the whole run")
-    _check_whole("warmup_steps", warmup_steps, "often 10% of total_steps (BERT: 10,000 of 1,000,000)")
+    check_whole("step", step, meaning="the number of updates already made")
+    check_whole("total_steps", total_steps, meaning="the number of updates in the whole run")
+    check_whole("warmup_steps", warmup_steps, meaning="often 10% of total_steps (BERT: 10,000 of 1,000,000)")
     if total_steps == 0 or warmup_steps > total_steps:
         raise ConfigError(f"total_steps={total_steps} and warmup_steps={warmup_steps}: a schedule needs "
                           "total_steps >= 1 and warmup_steps <= total_steps")
@@ -43,8 +44,8 @@ def warmup_stable_decay(step, total_steps, warmup_steps, decay_steps):
     For runs of a few hundred steps the linear decay of BERT spends most of the run below half the peak
     rate; holding the peak and cooling down at the end (Hägele et al. 2024, "Scaling laws and compute-optimal
     training beyond fixed training durations") keeps the rate up while the model still learns fast."""
-    _check_whole("step", step, "the number of updates already made")
-    _check_whole("decay_steps", decay_steps, "often 20% of total_steps")
+    check_whole("step", step, meaning="the number of updates already made")
+    check_whole("decay_steps", decay_steps, meaning="often 20% of total_steps")
     if warmup_steps + decay_steps > total_steps:
         raise ConfigError(f"warmup_steps={warmup_steps} and decay_steps={decay_steps} do not fit in "
                           f"total_steps={total_steps}")
@@ -55,7 +56,7 @@ def warmup_stable_decay(step, total_steps, warmup_steps, decay_steps):
 
 def constant(step):
     """The multiplier 1 at every step: the learning rate stays as given."""
-    _check_whole("step", step, "the number of updates already made")
+    check_whole("step", step, meaning="the number of updates already made")
     return 1.0
 
 
@@ -100,8 +101,7 @@ class LRScheduler:
         base_lrs = state_dict.get("base_lrs") if isinstance(state_dict, dict) else None
         if base_lrs is None or "step_count" not in state_dict:
             raise CheckpointError("a scheduler state dict needs 'step_count' and 'base_lrs'")
-        if not isinstance(base_lrs, list | tuple) or not all(
-                isinstance(lr, numbers.Real) and not isinstance(lr, bool) for lr in base_lrs):
+        if not isinstance(base_lrs, list | tuple) or not all(is_number(lr) for lr in base_lrs):
             raise CheckpointError(f"base_lrs={base_lrs!r:.80} in the scheduler state is not a list of "
                                   "learning rates; the checkpoint is damaged")
         if len(base_lrs) != len(self.optimizer.param_groups):
@@ -120,7 +120,3 @@ class LRScheduler:
         for group, base_lr in zip(self.optimizer.param_groups, self.base_lrs, strict=True):
             group["lr"] = base_lr * multiplier
 
-
-def _check_whole(name, value, meaning):
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
-        raise ConfigError(f"{name}={value!r} must be a whole number >= 0 ({meaning})")

@@ -10,13 +10,13 @@ BERT's defaults for a run of about a thousand steps; docs/learning.md measures e
 """
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 from minibert.config import PRESETS as MODEL_PRESETS
 from minibert.errors import ConfigError
 from minibert.optim.adam import BERT_DEFAULTS
 from minibert.optim.bert_recipe import RULES
+from minibert.validation import check_whole, is_number
 
 # linear warmup then linear decay to 0 (BERT); warmup, the peak held, then a linear cool-down over the last
 # `decay` of the steps; or a constant rate
@@ -94,21 +94,21 @@ class RunConfig:
                               f"{', '.join(MODEL_PRESETS)}")
         for name in ("vocab_size", "max_seq_length", "max_predictions_per_seq", "batch_size", "log_every",
                      "eval_every", "checkpoint_every"):
-            _check_whole(name, getattr(self, name), minimum=1)
-        _check_whole("seed", self.seed, minimum=0)
+            check_whole(name, getattr(self, name), minimum=1)
+        check_whole("seed", self.seed, minimum=0)
         if self.threads is not None:
-            _check_whole("threads", self.threads, minimum=1)
+            check_whole("threads", self.threads, minimum=1)
         if self.steps is not None:
-            _check_whole("steps", self.steps, minimum=1)
+            check_whole("steps", self.steps, minimum=1)
         if self.eval_batches is not None:
-            _check_whole("eval_batches", self.eval_batches, minimum=1)
+            check_whole("eval_batches", self.eval_batches, minimum=1)
         if self.dupe_factor is not None:
-            _check_whole("dupe_factor", self.dupe_factor, minimum=1)
+            check_whole("dupe_factor", self.dupe_factor, minimum=1)
         if self.steps is None and self.minutes is None:
             raise ConfigError("a run needs an end: give steps (e.g. 1000) or minutes (e.g. 15)")
         for name in ("minutes", "eval_every_minutes"):
             value = getattr(self, name)
-            if value is not None and not (_is_number(value) and value > 0):
+            if value is not None and not (is_number(value) and value > 0):
                 raise ConfigError(f"{name}={value!r} must be a number > 0")
         if self.max_seq_length < 8:
             raise ConfigError(f"max_seq_length={self.max_seq_length} is too short for [CLS] A [SEP] B [SEP]; "
@@ -123,12 +123,12 @@ class RunConfig:
                               f"max_position_embeddings={max_positions}; use a shorter sequence or a larger "
                               "model preset")
         if self.short_seq_length is not None:
-            _check_whole("short_seq_length", self.short_seq_length, minimum=8)
+            check_whole("short_seq_length", self.short_seq_length, minimum=8)
             if self.max_seq_length % self.short_seq_length or self.short_seq_length == self.max_seq_length:
                 raise ConfigError(f"short_seq_length={self.short_seq_length} must divide max_seq_length="
                                   f"{self.max_seq_length} and be shorter (e.g. {self.max_seq_length // 2}), so a "
                                   "short batch holds the same tokens as a long one")
-        if not (_is_number(self.short_share) and 0 <= self.short_share < 1):
+        if not (is_number(self.short_share) and 0 <= self.short_share < 1):
             raise ConfigError(f"short_share={self.short_share!r} is the share of steps on short sequences: a "
                               "number in [0, 1), e.g. 0.7")
         if self.optimizer not in RULES:
@@ -142,11 +142,11 @@ class RunConfig:
         if self.attention not in ("bidirectional", "causal"):
             raise ConfigError(f"attention={self.attention!r}; choose 'bidirectional' (BERT) or "
                               "'causal' (GPT)")
-        if not (_is_number(self.lr) and 0 < self.lr < 1):
+        if not (is_number(self.lr) and 0 < self.lr < 1):
             raise ConfigError(f"lr={self.lr!r} must be a number in (0, 1), e.g. 1e-3")
-        if not (_is_number(self.masked_lm_prob) and 0 < self.masked_lm_prob < 1):
+        if not (is_number(self.masked_lm_prob) and 0 < self.masked_lm_prob < 1):
             raise ConfigError(f"masked_lm_prob={self.masked_lm_prob!r} must be a number in (0, 1) (BERT: 0.15)")
-        if not all(_is_number(value) and value >= 0 for value in (self.mask_token_prob, self.random_token_prob)) \
+        if not all(is_number(value) and value >= 0 for value in (self.mask_token_prob, self.random_token_prob)) \
                 or self.mask_token_prob + self.random_token_prob > 1:
             raise ConfigError(f"mask_token_prob={self.mask_token_prob!r} and random_token_prob="
                               f"{self.random_token_prob!r} must be numbers >= 0 with a sum of at most 1 "
@@ -154,19 +154,19 @@ class RunConfig:
         if self.sentence_task not in ("nsp", "sop"):
             raise ConfigError(f"sentence_task={self.sentence_task!r}; choose 'nsp' (BERT) or 'sop' (ALBERT), "
                               "or use_nsp=False (--no-nsp) for no sentence-pair loss")
-        if not (_is_number(self.adam_beta2) and 0 < self.adam_beta2 < 1):
+        if not (is_number(self.adam_beta2) and 0 < self.adam_beta2 < 1):
             raise ConfigError(f"adam_beta2={self.adam_beta2!r} must be a number in (0, 1) (BERT: 0.999)")
-        if not (_is_number(self.weight_decay) and self.weight_decay >= 0):
+        if not (is_number(self.weight_decay) and self.weight_decay >= 0):
             raise ConfigError(f"weight_decay={self.weight_decay!r} must be a number >= 0 (BERT: 0.01)")
-        if not (_is_number(self.warmup) and 0 <= self.warmup < 1):
+        if not (is_number(self.warmup) and 0 <= self.warmup < 1):
             raise ConfigError(f"warmup={self.warmup!r} is the share of steps spent warming up: a number in "
                               "[0, 1), e.g. 0.1")
-        if not (_is_number(self.decay) and 0 <= self.decay <= 1 - self.warmup):
+        if not (is_number(self.decay) and 0 <= self.decay <= 1 - self.warmup):
             raise ConfigError(f"decay={self.decay!r} is the share of steps cooling down: a number in [0, "
                               f"1 - warmup], e.g. 0.2")
-        if not (_is_number(self.dropout) and 0 <= self.dropout < 1):
+        if not (is_number(self.dropout) and 0 <= self.dropout < 1):
             raise ConfigError(f"dropout={self.dropout!r} must be a number in [0, 1) (BERT: 0.1)")
-        if not (_is_number(self.max_grad_norm) and self.max_grad_norm > 0):
+        if not (is_number(self.max_grad_norm) and self.max_grad_norm > 0):
             raise ConfigError(f"max_grad_norm={self.max_grad_norm!r} must be a number > 0 (BERT: 1.0)")
 
     def optimizer_settings(self):
@@ -199,15 +199,6 @@ class RunConfig:
         if unknown:
             raise ConfigError(f"unknown run settings {unknown}; known ones are {sorted(known)}")
         return cls(**values)
-
-
-def _check_whole(name, value, minimum):
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(f"{name}={value!r} must be a whole number >= {minimum}")
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 RUN_PRESETS = {
