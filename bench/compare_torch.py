@@ -296,13 +296,13 @@ def matmul_gflops(product, as_operands=lambda array: array, repeats=10):
 
 
 def numpy_sgemm_gflops():
-    """This CPU's limit for NumPy: (OpenBLAS on its own threads, one per core; minibert's matmul_blas, one
+    """This CPU's limit for NumPy: (OpenBLAS on its own threads, one per core; the speed layer's matmul, one
     part per thread as in training). The bench runs inside the process plan, which keeps OpenBLAS on one
     thread, so that count is raised for the first measurement and restored after."""
     import numba
 
     from minibert.fast.blas import openblas
-    from minibert.kernels.matmul import matmul_blas
+    from minibert.fast.kernels.matmul import matmul_forward
 
     blas = openblas()
     before = blas.threads if blas is not None else None
@@ -313,7 +313,7 @@ def numpy_sgemm_gflops():
     finally:
         if blas is not None:
             blas.threads = before
-    return own_threads, matmul_gflops(matmul_blas)
+    return own_threads, matmul_gflops(matmul_forward)
 
 
 def model_matmul_flops(config, batch_size, seq_len, masked, pruned=True):
@@ -401,9 +401,9 @@ def profile(config, args):
     print(f"\n== minibert's step by op (the fastest of 3 profiled steps: {step_seconds:.3f} s); "
           f"{load_average()}")
     print(times.table())
-    # Linear (x·Wᵀ + b) is a matmul plus an in-place bias add: counted as matmul, as are the fused attention's
-    # products.
-    matmul = sum(times.total(name) for name in times.ops() if name.startswith(("MatMul", "Linear"))
+    # Linear (x·Wᵀ + b, the core's or the speed layer's SharedLinear) is a matmul plus an in-place bias add:
+    # counted as matmul, as are the fused attention's products.
+    matmul = sum(times.total(name) for name in times.ops() if name.startswith(("MatMul", "Linear", "SharedLinear"))
                  or name == ATTENTION_PRODUCTS)
     flops = model_matmul_flops(config, args.batch, args.seq, args.masked)
     own_threads, in_parts = numpy_sgemm_gflops()

@@ -155,13 +155,13 @@ def check_per_feature(v, name, x, op):
     return v
 
 
-def check_backward_inputs(grad_y, x, weight, mean, rstd, op, x_name="x"):
+def check_backward_inputs(grad_y, x, weight, mean, rstd, op):
     """A LayerNorm backward's inputs, checked and in x's dtype: grad_y of x's shape, weight (H,), and the
-    forward's saved mean and rstd, one per row of x. `x_name`: what the caller calls x in its messages."""
-    x = float_array(x, x_name, op)
+    forward's saved mean and rstd, one per row of x (x: the array LayerNorm normalised)."""
+    x = float_array(x, "x", op)
     grad_y = like(grad_y, x, "grad_y", op)
-    same_shape(grad_y, "grad_y", x, x_name, op)
-    nonempty_last_axis(x, x_name, op)
+    same_shape(grad_y, "grad_y", x, "x", op)
+    nonempty_last_axis(x, "x", op)
     weight = check_per_feature(weight, "weight", x, op)
     mean, rstd = like(mean, x, "mean", op), like(rstd, x, "rstd", op)
     for name, saved in (("mean", mean), ("rstd", rstd)):

@@ -140,9 +140,10 @@ def add_norm_forward(h, residual, seed, keep, weight, bias, eps):
 
 
 def add_norm_backward(grad_y, s, weight, mean, rstd, seed, keep):
-    """(grad_h, grad_residual, grad_weight, grad_bias) from the forward's s, mean and rstd, its seed and keep."""
+    """(grad_h, grad_residual, grad_weight, grad_bias) from the forward's s, mean and rstd, its seed and keep.
+    s is the x of LayerNorm's backward, and its checks name it so."""
     op = "add_norm_backward"
     check_keep(keep, op)
     check_seed(seed, op)
-    grad_y, s, weight, mean, rstd = check_backward_inputs(grad_y, s, weight, mean, rstd, op, x_name="s")
+    grad_y, s, weight, mean, rstd = check_backward_inputs(grad_y, s, weight, mean, rstd, op)
     return choose(add_norm_backward_numpy, add_norm_backward_numba)(grad_y, s, weight, mean, rstd, seed, keep)
