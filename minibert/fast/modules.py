@@ -14,8 +14,9 @@ Each is a subclass of the core layer, built from it by `twin_of(layer)`, and com
   value) but only those ask: the same numbers for less work (about a quarter of a layer at P = 20 of
   S = 128; docs/performance.md).
 - `SharedLinear` and `SharedMaskedLMHead`: the other products (every other Linear, and the MLM decoder), on
-  the products the process plan shares among its threads. With them every product of an accelerated model is
-  the speed layer's, and none runs whole on BLAS's one thread inside the plan.
+  the products the process plan shares among its threads. With them no product of an accelerated model runs
+  whole on BLAS's one thread inside the plan, but the pruned last layer's attention products (the core's
+  formula, on the few rows that ask).
 
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, R the positions asked for.
 """
