@@ -7,7 +7,8 @@ bidirectional mask and for a causal (GPT) one side by side, with the model's gue
 The page (minibert/viz/templates/attention.*) draws everything from the data built here: per sentence its
 tokens, every layer's and head's (S, S) weights under each mask, the top guesses at each [MASK], and each
 head's kind (minibert/viz/head_kinds.py). A model with no masked-LM head (a sentence-transformers encoder)
-shows its attention alone.
+shows its attention alone. `layers=` and `heads=` choose what the page holds; a sentence past PAGE_TOKENS is
+cut, and a page past PAGE_WEIGHTS is refused before any forward pass.
 
 Legend: L layers, A heads, S sequence length.
 """
