@@ -45,21 +45,21 @@ def test_the_terminal_draws_16_heads_of_64_tokens_and_names_the_rest(wide, tmp_p
     """144 heads chosen (all), 64 tokens: 16 heads are drawn, layer 0's twelve and layer 1's first four,
     and one line says that from layer 1 head 4 on they were left out."""
     svg = tmp_path / "a.svg"
-    status, _, out = run(["attention", "--model", wide, "--svg", svg, sentence(64)], capsys)
+    status, error, out = run(["attention", "--model", wide, "--svg", svg, sentence(64)], capsys)
     assert status == 0
     assert re.findall(r"^layer (\d+), head (\d+)$", out, re.M) == (
         [(str(0), str(head)) for head in range(12)] + [(str(1), str(head)) for head in range(4)])
-    notes = [line for line in out.splitlines() if line.startswith("note:")]
-    assert len(notes) == 1 and "drew 16 of the 144 heads chosen, up to layer 1 head 3" in notes[0]
-    assert "from layer 1 head 4 on were left out" in notes[0]
+    assert len(error.splitlines()) == 1  # said once, though the terminal and the SVG both left them out
+    assert error.startswith("warning: drew 16 of the 144 heads chosen, up to layer 1 head 3")
+    assert "from layer 1 head 4 on were left out" in error
     assert len(pictures_in(svg)) == 16 and svg.read_text("utf-8").count('class="cell"') == 16 * 64 * 64
 
 
 def test_a_head_chosen_at_64_tokens_is_drawn_without_a_note(wide, tmp_path, capsys):
     svg = tmp_path / "a.svg"
-    status, _, out = run(["attention", "--model", wide, "--svg", svg, "--layer", "11", "--head", "7",
-                          sentence(64)], capsys)
-    assert status == 0 and "note:" not in out and "layer 11, head 7" in out
+    status, error, out = run(["attention", "--model", wide, "--svg", svg, "--layer", "11", "--head", "7",
+                              sentence(64)], capsys)
+    assert status == 0 and error == "" and "layer 11, head 7" in out
     assert len(pictures_in(svg)) == 1
 
 

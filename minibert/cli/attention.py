@@ -68,18 +68,15 @@ def run(args):
 
 def draw_in_terminal(args):
     from minibert.io.overwrite import free_name
-    from minibert.train.attention_view import attention_maps, attention_svg, attention_text, heads_to_draw
+    from minibert.train.attention_view import attention_maps, attention_svg, attention_text
     from minibert.train.loading import load_model_or_encoder
     from minibert.viz import save_svg
 
     model, tokenizer = load_model_or_encoder(args.model)
     tokens, attentions = attention_maps(model, tokenizer, args.text[0], args.pair)
-    _, left_out = heads_to_draw(tokens, attentions, args.layer, args.head)  # refuses what is too long to draw
     print(attention_text(tokens, attentions, args.layer, args.head))
     svg_path = Path(args.svg) if args.svg is not None else free_name(Path(args.model, "attention.svg"))
     svg_path = save_svg(svg_path, attention_svg(tokens, attentions, args.layer, args.head))
-    if left_out is not None:
-        print(f"\nnote: {left_out}")
     print(f"\nwrote {svg_path}")
 
 

@@ -19,6 +19,7 @@ Legend: L layers, A heads, S sequence length.
 # longer sentences and every head with canvas instead.
 
 import re
+import warnings
 
 import numpy as np
 
@@ -64,28 +65,28 @@ def select(attentions, layers=None, heads=None):
 
 
 def heads_to_draw(tokens, attentions, layers=None, heads=None):
-    """(chosen, note): `select`'s heads, the first of them that fit in DRAWN_CELLS, and a line saying which
-    were left out (None when none were). A sequence longer than DRAWN_TOKENS is refused."""
+    """`select`'s heads, the first of them that fit in DRAWN_CELLS, with a warning that says which were left
+    out when some were. A sequence longer than DRAWN_TOKENS is refused."""
     if len(tokens) > DRAWN_TOKENS:
         raise ShapeError(f"the text is {len(tokens)} tokens long; the terminal and the SVG draw at most "
                          f"{DRAWN_TOKENS} (a longer heatmap is wider than a terminal): shorten it, or see it in "
                          "the explorer page with --html FILE")
     chosen = select(attentions, layers, heads)
     fitting = max(1, DRAWN_CELLS // len(tokens) ** 2)
-    if len(chosen) <= fitting:
-        return chosen, None
-    (last_layer, last_head, _), (next_layer, next_head, _) = chosen[fitting - 1], chosen[fitting]
-    note = (f"drew {fitting} of the {len(chosen)} heads chosen, up to layer {last_layer} head {last_head}: at "
-            f"{len(tokens)} tokens the terminal and the SVG hold {fitting}; from layer {next_layer} head "
-            f"{next_head} on were left out, choose them with --layer and --head")
-    return chosen[:fitting], note
+    if len(chosen) > fitting:  # stacklevel 1: one place warns for both pictures, so Python says it once
+        (last_layer, last_head, _), (next_layer, next_head, _) = chosen[fitting - 1], chosen[fitting]
+        warnings.warn(f"drew {fitting} of the {len(chosen)} heads chosen, up to layer {last_layer} head "
+                      f"{last_head}: at {len(tokens)} tokens the terminal and the SVG hold {fitting}; from layer "
+                      f"{next_layer} head {next_head} on were left out, choose them with --layer and --head",
+                      stacklevel=1)
+    return chosen[:fitting]
 
 
 def attention_text(tokens, attentions, layers=None, heads=None):
     """The chosen heads as terminal heatmaps (rows: the attending token; columns: the token attended to),
     as many as `heads_to_draw` keeps."""
     pictures = [heatmap(matrix, tokens, tokens, title=f"layer {layer}, head {head}", value_range=(0.0, 1.0))
-                for layer, head, matrix in heads_to_draw(tokens, attentions, layers, heads)[0]]
+                for layer, head, matrix in heads_to_draw(tokens, attentions, layers, heads)]
     return "\n\n".join(pictures)
 
 
@@ -93,7 +94,7 @@ def attention_svg(tokens, attentions, layers=None, heads=None):
     """One SVG page with the chosen heads, as many as `heads_to_draw` keeps: a row of pictures per layer, a
     column per head."""
     rows = {}
-    for layer, head, matrix in heads_to_draw(tokens, attentions, layers, heads)[0]:
+    for layer, head, matrix in heads_to_draw(tokens, attentions, layers, heads):
         picture = heatmap_svg(matrix, tokens, tokens, title=f"layer {layer}, head {head}", value_range=(0, 1))
         rows.setdefault(layer, []).append(picture)
     return tile_svgs(list(rows.values()))
