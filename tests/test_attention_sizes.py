@@ -1,6 +1,6 @@
 """What `attention` draws is bounded by what a person can look at, on a model as deep and wide in heads as
 BERT-base (12 layers x 12 heads, 512 positions): the terminal and the SVG refuse a text of more than 64 tokens
-and draw as many heads as fit in 16 pictures of 64 tokens, saying which were left out; the --html page cuts
+and draw as many heads as fit in 144 pictures of 32 tokens, saying which were left out; the --html page cuts
 a sentence to 128 tokens and refuses more than 16,777,216 weights, saying what to leave out. Each bound is
 checked on what is written, so the pictures stay small by construction (a 122-token SVG of every head was
 262 MB). tests/test_pages_in_browser.py opens the largest page in Chromium."""
@@ -41,18 +41,18 @@ def pictures_in(svg_path):
     return re.findall(r'<svg x="\d+" y="\d+"', svg_path.read_text("utf-8"))
 
 
-def test_the_terminal_draws_16_heads_of_64_tokens_and_names_the_rest(wide, tmp_path, capsys):
-    """144 heads chosen (all), 64 tokens: 16 heads are drawn, layer 0's twelve and layer 1's first four,
-    and one line says that from layer 1 head 4 on they were left out."""
+def test_the_terminal_draws_36_heads_of_64_tokens_and_names_the_rest(wide, tmp_path, capsys):
+    """144 heads chosen (all), 64 tokens: 36 heads are drawn, layers 0 to 2, and one line says that from
+    layer 3 head 0 on they were left out."""
     svg = tmp_path / "a.svg"
     status, error, out = run(["attention", "--model", wide, "--svg", svg, sentence(64)], capsys)
     assert status == 0
     assert re.findall(r"^layer (\d+), head (\d+)$", out, re.M) == (
-        [(str(0), str(head)) for head in range(12)] + [(str(1), str(head)) for head in range(4)])
+        [(str(layer), str(head)) for layer in range(3) for head in range(12)])
     assert len(error.splitlines()) == 1  # said once, though the terminal and the SVG both left them out
-    assert error.startswith("warning: drew 16 of the 144 heads chosen, up to layer 1 head 3")
-    assert "from layer 1 head 4 on were left out" in error
-    assert len(pictures_in(svg)) == 16 and svg.read_text("utf-8").count('class="cell"') == 16 * 64 * 64
+    assert error.startswith("warning: drew 36 of the 144 heads chosen, up to layer 2 head 11")
+    assert "from layer 3 head 0 on were left out" in error
+    assert len(pictures_in(svg)) == 36 and svg.read_text("utf-8").count('class="cell"') == 36 * 64 * 64
 
 
 def test_a_head_chosen_at_64_tokens_is_drawn_without_a_note(wide, tmp_path, capsys):
@@ -61,6 +61,12 @@ def test_a_head_chosen_at_64_tokens_is_drawn_without_a_note(wide, tmp_path, caps
                               sentence(64)], capsys)
     assert status == 0 and error == "" and "layer 11, head 7" in out
     assert len(pictures_in(svg)) == 1
+
+
+def test_every_head_of_a_12_by_12_model_is_drawn_at_32_tokens(wide, tmp_path, capsys):
+    svg = tmp_path / "a.svg"
+    status, error, _ = run(["attention", "--model", wide, "--svg", svg, sentence(32)], capsys)
+    assert status == 0 and error == "" and len(pictures_in(svg)) == 144
 
 
 def test_a_text_longer_than_64_tokens_is_refused_and_nothing_is_drawn(wide, tmp_path, capsys):

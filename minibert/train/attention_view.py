@@ -14,9 +14,9 @@ Legend: L layers, A heads, S sequence length.
 
 # What a person can look at bounds what is drawn. A cell is at least two terminal columns wide, so a heatmap
 # of more than DRAWN_TOKENS tokens no longer fits a terminal line; and every cell is one shaded block in the
-# terminal and one <rect> with its tooltip in the SVG, so DRAWN_CELLS (16 heads of 64 tokens, 144 heads of
-# 21) keeps both to a few thousand lines and a few megabytes. The explorer page (attention_page.py) draws
-# longer sentences and every head with canvas instead.
+# terminal and one <rect> with its tooltip in the SVG, so DRAWN_CELLS (every head of BERT-base's 12 x 12 at 32
+# tokens, 36 heads at 64) keeps both to a few thousand lines and some megabytes. The explorer page
+# (attention_page.py) draws longer sentences and every head with canvas instead.
 
 import re
 import warnings
@@ -29,7 +29,7 @@ from minibert.viz import heatmap, heatmap_svg
 
 GAP = 16  # pixels between the pictures of the SVG grid
 DRAWN_TOKENS = 64  # the longest sequence drawn as heatmaps
-DRAWN_CELLS = 16 * 64 * 64  # heads x tokens x tokens drawn at most; the heads past it are left out
+DRAWN_CELLS = 144 * 32 * 32  # heads x tokens x tokens drawn at most; the heads past it are left out
 
 
 def attention_maps(model, tokenizer, text, text_b=None):
