@@ -1,9 +1,9 @@
 """What `attention` draws is bounded by what a person can look at, on a model as deep and wide in heads as
 BERT-base (12 layers x 12 heads, 512 positions): the terminal and the SVG refuse a text of more than 64 tokens
 and draw as many heads as fit in 144 pictures of 32 tokens, saying which were left out; the --html page cuts
-a sentence to 128 tokens and refuses more than 16,777,216 weights, saying what to leave out. Each bound is
-checked on what is written, so the pictures stay small by construction (a 122-token SVG of every head was
-262 MB). tests/test_pages_in_browser.py opens the largest page in Chromium."""
+a sentence to 128 tokens and refuses more than 16 sentences or 16,777,216 weights, saying what to leave out.
+Each bound is checked on what is written, so the pictures stay small by construction (a 122-token SVG of
+every head was 262 MB). tests/test_pages_in_browser.py opens the largest page in Chromium."""
 
 import base64
 import json
@@ -108,6 +108,15 @@ def test_a_page_of_more_weights_is_refused_before_anything_is_written(wide, tmp_
                             "128, 128, 128, 128 tokens x 12 layers x 12 heads x 2 masks), more than the "
                             "16,777,216 a page holds")
     assert "--layer" in error and page.read_bytes() == b"mine"
+
+
+def test_more_than_16_sentences_are_refused_for_one_page(wide, tmp_path, capsys):
+    page = tmp_path / "a.html"
+    status, error, out = run(["attention", "--model", wide, "--html", page, *["a dog ran"] * 17], capsys)
+    assert status == 2 and out == "" and not page.exists()
+    assert error == "error: 17 sentences given; a page shows at most 16: give fewer, or write them on several pages"
+    status, _, _ = run(["attention", "--model", wide, "--html", page, *["a dog ran"] * 16], capsys)
+    assert status == 0 and len(embedded(page)["sentences"]) == 16
 
 
 def test_the_page_holds_the_layers_and_heads_chosen(wide, tmp_path, capsys):

@@ -24,15 +24,15 @@ from minibert.cli.arguments import whole_number
 
 
 def add_arguments(parser):
-    from minibert.train.attention_page import PAGE_TOKENS, PAGE_WEIGHTS
+    from minibert.train.attention_page import PAGE_SENTENCES, PAGE_TOKENS, PAGE_WEIGHTS
     from minibert.train.attention_view import DRAWN_CELLS, DRAWN_TOKENS
 
     parser.epilog = (  # the sizes, from the constants that enforce them
         f"sizes: the terminal and the SVG draw a text of at most {DRAWN_TOKENS} tokens, and of the heads chosen "
         f"as many as fit in {DRAWN_CELLS:,} cells (heads x tokens^2), saying which were left out; the --html "
-        f"page cuts each sentence to {PAGE_TOKENS} tokens and holds at most {PAGE_WEIGHTS:,} weights "
-        "(sentences x tokens^2 x layers x heads x 2 masks), refusing more: then choose layers with --layer and "
-        "heads with --head, or give fewer or shorter sentences")
+        f"page takes at most {PAGE_SENTENCES} sentences, cuts each to {PAGE_TOKENS} tokens and holds at most "
+        f"{PAGE_WEIGHTS:,} weights (sentences x tokens^2 x layers x heads x 2 masks), refusing more: then "
+        "choose layers with --layer and heads with --head, or give fewer or shorter sentences")
     parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
     parser.add_argument("text", nargs="+", metavar="SENTENCE",
                         help="the sentence to look at (with --html, one or more; [MASK] to see guesses)")

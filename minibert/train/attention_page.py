@@ -28,14 +28,16 @@ from minibert.viz.html_page import html_page, weights_base64
 
 VIEWS = ("bidirectional", "causal")
 TOP_K = 5
-# What a page holds. A head's picture in the model view is 80 pixels wide and the head view gives a token 20
-# pixels of height, so past PAGE_TOKENS a token is less than a pixel in the one and the lines of the other
-# run off the screen: longer sentences are cut, with a note. Every weight is one byte (base64: 4 characters
-# for 3), so PAGE_WEIGHTS bounds the page near 22 MB (tests/test_pages_in_browser.py opens one that big); a
-# page past the browser's longest string (about 512 MB) opens blank. A page that would hold more is refused before any
-# forward pass, and the message says what to leave out.
+# What a page holds, bounded by what a person can look at and a browser can open. A head's picture in the
+# model view is 80 pixels wide and the head view gives each token a row of 20 pixels, so at PAGE_TOKENS a
+# token is under a pixel in the one and the other is 2,560 pixels tall: longer sentences are cut, with a
+# note. Every weight is one byte (base64: 4 characters for 3), so PAGE_WEIGHTS bounds the page near 22 MB
+# (tests/test_pages_in_browser.py opens one that big); a page past the browser's longest string (about
+# 512 MB) opens blank. A page of more sentences or weights is refused before any forward pass, and the
+# message says what to leave out.
 PAGE_TOKENS = 128
 PAGE_WEIGHTS = 2 ** 24
+PAGE_SENTENCES = 16  # the switcher's buttons: more is a page per group of sentences, not one page
 
 
 def attention_page(model, tokenizer, sentences, name, layers=None, heads=None):
@@ -60,8 +62,11 @@ def attention_page(model, tokenizer, sentences, name, layers=None, heads=None):
 
 
 def check_page_size(lengths, layers, heads):
-    """Refuse a page of more than PAGE_WEIGHTS weights: sentences of `lengths` tokens, each with its
-    (S, S) weights for every view, chosen layer and chosen head."""
+    """Refuse a page of more than PAGE_SENTENCES sentences, or of more than PAGE_WEIGHTS weights: sentences
+    of `lengths` tokens, each with its (S, S) weights for every view, chosen layer and chosen head."""
+    if len(lengths) > PAGE_SENTENCES:
+        raise ConfigError(f"{len(lengths)} sentences given; a page shows at most {PAGE_SENTENCES}: give fewer, or "
+                          "write them on several pages")
     weights = sum(len(VIEWS) * len(layers) * len(heads) * length ** 2 for length in lengths)
     if weights > PAGE_WEIGHTS:
         raise ConfigError(
