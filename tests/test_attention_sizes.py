@@ -121,11 +121,12 @@ def test_more_than_16_sentences_are_refused_for_one_page(wide, tmp_path, capsys)
 
 def test_the_page_holds_the_layers_and_heads_chosen(wide, tmp_path, capsys):
     """--layer and --head choose what the page holds (the 4 sentences refused above fit once only two
-    layers are chosen): its weights are those heads' own, and its note says which are shown."""
+    layers are chosen), each once though named twice: its weights are those heads' own, and its note says
+    which are shown."""
     page = tmp_path / "a.html"
     text = sentence(20)
     status, _, _ = run(["attention", "--model", wide, "--html", page, "--layer", "2", "--layer", "11",
-                        "--head", "0", "--head", "9", text, *[sentence(128)] * 3], capsys)
+                        "--head", "0", "--head", "9", "--head", "0", text, *[sentence(128)] * 3], capsys)
     assert status == 0
     data = embedded(page)
     assert data["model"]["layers"] == [2, 11] and data["model"]["heads"] == [0, 9]

@@ -40,7 +40,7 @@ def add_arguments(parser):
     parser.add_argument("--layer", type=whole_number("a layer number", minimum=0), action="append", default=None,
                         help="only this layer, from 0 (repeat for several); in the terminal, the SVG and the page")
     parser.add_argument("--head", type=whole_number("a head number", minimum=0), action="append", default=None,
-                        help="only this head, from 0 (repeat for several)")
+                        help="only this head, from 0 (repeat for several); in the terminal, the SVG and the page")
     parser.add_argument("--svg", default=None, metavar="FILE", help="where to write the SVG")
     parser.add_argument("--html", default=None, metavar="FILE",
                         help="write the attention explorer, one HTML page, here instead")

@@ -130,11 +130,11 @@ def _size(svg):
 
 
 def checked_numbers(chosen, count, what):
-    """The layers or heads `chosen` (None: all `count` of them), each checked to exist."""
+    """The layers or heads `chosen` (None: all `count` of them), each checked to exist, each once."""
     if chosen is None:
         return list(range(count))
     for index in chosen:
         if not 0 <= index < count:
             raise ShapeError(f"{what} {index} does not exist: the model has {count} {what}s, numbered 0 to "
                              f"{count - 1}")
-    return list(chosen)
+    return list(dict.fromkeys(chosen))  # in the order given; a number repeated would draw its heads twice
