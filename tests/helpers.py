@@ -354,3 +354,20 @@ def write_layout(folder, modules=MINILM_MODULES, pooling=None, settings=None):
     if settings is not None:
         (folder / "sentence_bert_config.json").write_text(json.dumps(settings))
     return folder
+
+
+# ----- the attention views at the largest sizes they accept (test_attention_sizes.py, test_pages_in_browser.py)
+
+def wide_model_folder(folder, words):
+    """A from_pretrained folder of a model as deep and wide in heads as BERT-base (12 layers x 12 heads, 512
+    positions) but of hidden size 24, with random weights: BERT-base's pictures at a small model's cost."""
+    from minibert.model import BertConfig, BertForPreTraining
+    from minibert.tokenizer import BertTokenizer
+    from minibert.tokenizer.vocab import SPECIAL_TOKENS
+
+    tokenizer = BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *words])
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=24, num_hidden_layers=12,
+                        num_attention_heads=12, intermediate_size=48, max_position_embeddings=512)
+    BertForPreTraining(config, seed=5).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -1,7 +1,9 @@
 """The pages in a real browser: the attention explorer and both run reports, opened from disk in headless
 Chromium with the network switched off. A page fails on any console error (a JavaScript exception is one) or
 any request that is not for a file; then it must have drawn, and the explorer must change what it draws
-when a head is clicked and a token hovered.
+when a head is clicked and a token hovered. Each page is also opened at the largest size its command
+writes: the explorer of a 12 x 12 model at its weight limit, a fine-tuning report of a thousand labels and
+epochs and 300,000 logged steps.
 
 Needs Debian's `chromium` and `chromium-driver` (`apt-get install chromium chromium-driver`; .ci/run
 installs them) and the `selenium` package (requirements.txt); without them these tests are skipped.
@@ -11,8 +13,9 @@ import io
 import json
 import shutil
 
+import numpy as np
 import pytest
-from helpers import quiet, small_config
+from helpers import quiet, small_config, wide_model_folder
 
 from minibert.cli import main
 from minibert.io.packaged_model import extract_packaged_model, packaged_model_zip
@@ -174,7 +177,8 @@ def test_the_pretraining_report_draws_its_curves_and_guesses(browser, pretrainin
     check_no_errors(browser)
 
 
-def test_the_fine_tuning_report_draws_its_epochs_and_confusion_matrix(browser, tmp_path):
+def fine_tuned_toy(folder):
+    """A two-epoch fine-tuning run on eight toy examples; its output folder."""
     from minibert.finetune import FineTuneConfig, fine_tune
     from minibert.finetune.classification import ClassificationTask
     from minibert.finetune.heads import BertForSequenceClassification
@@ -185,13 +189,97 @@ def test_the_fine_tuning_report_draws_its_epochs_and_confusion_matrix(browser, t
     task = ClassificationTask(tokenizer, max_seq_length=8)
     task.fit_labels(examples)
     model = BertForSequenceClassification(BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size), 2)
-    tokenizer.save_pretrained(tmp_path / "vocabulary")
-    model.vocab_file = str(tmp_path / "vocabulary" / "vocab.txt")
+    tokenizer.save_pretrained(folder / "vocabulary")
+    model.vocab_file = str(folder / "vocabulary" / "vocab.txt")
     fine_tune(task, model, examples, examples, FineTuneConfig(epochs=2, batch_size=4, plain=True),
-              out_dir=tmp_path / "tuned", stream=io.StringIO(), record={"task": "toy"})
-    open_page(browser, tmp_path / "tuned" / REPORT_PAGE)
+              out_dir=folder / "tuned", stream=io.StringIO(), record={"task": "toy"})
+    return folder / "tuned"
+
+
+def test_the_fine_tuning_report_draws_its_epochs_and_confusion_matrix(browser, tmp_path):
+    open_page(browser, fine_tuned_toy(tmp_path) / REPORT_PAGE)
     assert browser.find_element(By.ID, "status").text.startswith("finished: best epoch ")
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.chart polyline")) >= 2
     matrix = browser.find_elements(By.CSS_SELECTOR, ".matrix td")
-    assert sum(int(cell.text.lstrip("✓ ")) for cell in matrix) == len(examples)
+    assert sum(int(cell.text.lstrip("✓ ")) for cell in matrix) == 8  # the eight dev examples
+    check_no_errors(browser)
+
+
+def test_the_largest_explorer_page_opens_and_paints_every_head(browser, tmp_path):
+    """A 12 x 12 model (BERT-base's layers and heads) on three sentences of 300 tokens: the command cuts
+    each to 128 tokens, as many weights as it takes (about 18 MB of page); it opens, paints all 144 heads,
+    draws lines, and switches to the third sentence."""
+    words = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "."]
+    folder, page = wide_model_folder(tmp_path / "wide", words), tmp_path / "wide.html"
+    text = " ".join((words * 40)[:298])
+    with pytest.raises(SystemExit) as status:
+        main(["attention", "--model", str(folder), "--html", str(page), text, text, text])
+    assert status.value.code == 0 and page.stat().st_size > 16 * 1024 * 1024
+    open_page(browser, page)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#model-view .cell[data-head]")) == 144
+    painted = browser.execute_script("""
+        return [...document.querySelectorAll('#model-view canvas')].filter(canvas => {
+            const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            // every pixel set (opaque), and not all white: random weights spread near 1/128 each, pale
+            return canvas.width === 128 && pixels.every((value, index) => index % 4 !== 3 || value === 255) &&
+                pixels.some((value, index) => index % 4 !== 3 && value < 255);
+        }).length;""")
+    assert painted == 144 and drawn(browser)
+    browser.find_elements(By.CSS_SELECTOR, "#sentences button")[2].click()
+    assert len(browser.find_elements(By.CSS_SELECTOR, '#headview-causal text[data-side="from"]')) == 128
+    assert "the page shows 128" in browser.find_element(By.ID, "sentence-notes").text
+    check_no_errors(browser)
+
+
+def test_a_page_of_chosen_layers_and_heads_names_them_and_opens_them(browser, tmp_path):
+    """--layer 2 --layer 11 --head 0 --head 9: the model view holds those four heads under their own
+    numbers, and clicking layer 11 head 9 opens it in the head view."""
+    words = ["the", "cat", "sat", "on", "mat", "."]
+    folder, page = wide_model_folder(tmp_path / "wide", words), tmp_path / "chosen.html"
+    with pytest.raises(SystemExit) as status:
+        main(["attention", "--model", str(folder), "--html", str(page), "--layer", "2", "--layer", "11",
+              "--head", "0", "--head", "9", "the cat sat on the mat ."])
+    assert status.value.code == 0
+    open_page(browser, page)
+    cells = browser.find_elements(By.CSS_SELECTOR, "#model-view .cell[data-head]")
+    assert [(cell.get_attribute("data-layer"), cell.get_attribute("data-head")) for cell in cells] == [
+        ("2", "0"), ("2", "9"), ("11", "0"), ("11", "9")]
+    assert [option.text for option in browser.find_elements(By.CSS_SELECTOR, "#layer option")] == [
+        "layer 2", "layer 11"]
+    before = drawn(browser)
+    cells[-1].click()
+    layer = browser.find_element(By.ID, "layer")
+    assert layer.find_element(By.CSS_SELECTOR, "option:checked").text == "layer 11"
+    assert [button.text for button in browser.find_elements(By.CSS_SELECTOR, "#controls button.on")] == ["head 9"]
+    assert drawn(browser) != before
+    check_no_errors(browser)
+
+
+def test_the_fine_tuning_report_of_a_huge_run_renders_whole(browser, tmp_path):
+    """A real run's report grown to 1000 labels, 1000 epochs and 300,000 logged steps (more points than a
+    browser takes as arguments): it opens without an error, draws both charts, lists 50 epochs with the
+    best and the last, and shows a 20 x 20 confusion matrix that still counts every dev example."""
+    from minibert.finetune.report import confusion_matrix
+    from minibert.train.run_report import REPORT_DATA, write_report
+
+    folder = fine_tuned_toy(tmp_path)
+    data = json.loads((folder / REPORT_DATA).read_text("utf-8"))
+    rng = np.random.default_rng(0)
+    data["epochs"] = [{"epoch": epoch, "train_loss": 1 / epoch, "dev": {"accuracy": float(rng.random())}}
+                      for epoch in range(1, 1001)]
+    data["best_epoch"] = 777
+    data["train"] = [{"step": step, "loss": 1 / step} for step in range(10, 3_000_001, 10)]
+    labels = [f"topic {number}" for number in range(1000)]
+    gold, predicted = rng.integers(0, 1000, size=5000), rng.integers(0, 1000, size=5000)
+    data["confusion"] = confusion_matrix(labels, gold, predicted)
+    write_report(folder, data)
+    open_page(browser, folder / REPORT_PAGE)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.chart polyline")) == 2
+    epochs = browser.execute_script("""return [...document.querySelectorAll('#report > table')][0]
+        .querySelectorAll('tr td:first-child')""")
+    listed = [int(cell.text) for cell in epochs]
+    assert len(listed) <= 50 and listed[0] == 1 and 777 in listed and listed[-1] == 1000
+    matrix = browser.find_elements(By.CSS_SELECTOR, ".matrix td")
+    assert len(matrix) == 20 * 20 and sum(int(cell.text.lstrip("✓ ")) for cell in matrix) == 5000
+    assert "other 981 are counted together" in browser.find_element(By.CSS_SELECTOR, ".matrix").text
     check_no_errors(browser)

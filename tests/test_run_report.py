@@ -167,3 +167,45 @@ def test_the_report_names_the_latest_plan_of_steps():
                 "time": "2026-12-04T05:39:00Z"}]
     assert run_report.pretrain_report_data(Path("run"), records)["run"]["total_steps"] == 1232
     assert run_report.pretrain_report_data(Path("run"), records[:2])["run"]["total_steps"] == 1137
+
+
+def test_a_confusion_matrix_of_100_000_labels_shows_the_19_most_used_and_sums_the_rest():
+    """100,000 labels would be a matrix of 10^10 cells (80 GB of counts, a page no browser opens): the
+    report shows the 19 labels with the most dev examples, true or predicted, in the task's order, and
+    counts the 99,981 others together in a last row and column; every example is still counted once."""
+    from minibert.finetune.report import confusion_matrix
+
+    labels = [f"topic {number}" for number in range(100_000)]
+    rng = np.random.default_rng(0)
+    frequent = [3, 70_000, 5, 99_999, 12, *range(1000, 1014)]  # 19 labels, each given 3 examples or more
+    gold = np.array(frequent * 3 + rng.integers(20_000, 60_000, size=40).tolist())
+    predicted = np.array(frequent[::-1] * 3 + rng.integers(20_000, 60_000, size=40).tolist())
+    matrix = confusion_matrix(labels, gold, predicted)
+    assert matrix["labels"] == [labels[index] for index in sorted(frequent)] + ["(99981 other labels)"]
+    assert matrix["others"] == 99_981
+    counts = np.array(matrix["counts"])
+    assert counts.shape == (20, 20) and counts.sum() == len(gold)
+    assert counts[19, 19] == 40  # the 40 examples of the rare labels, true and predicted among the others
+    row_of = {label: row for row, label in enumerate(sorted(frequent))}
+    assert counts[row_of[3], row_of[1013]] == 3  # gold 3 is paired with predicted 1013 three times
+
+
+def test_the_examples_shown_are_cut_to_what_a_cell_shows():
+    """Dev texts of 100,000 characters, and a label as long, are shown cut to 300 characters ending "…"."""
+    from minibert.finetune.report import dev_predictions
+
+    tokenizer = BertTokenizer.from_vocab_list([*SPECIAL_TOKENS, *WORDS])
+    text, long_label = "good film " * 10_000, "x" * 100_000
+    # The same text four times, so the model gives all four one answer: two of them are wrong.
+    examples = [TextExample(text, None, label, f"x:{i}") for i, label in enumerate([long_label, "neg"] * 2)]
+    task = ClassificationTask(tokenizer, max_seq_length=8)
+    task.fit_labels(examples)
+    model = BertForSequenceClassification(BertConfig.preset("tiny", vocab_size=tokenizer.vocab_size), 2)
+    with pytest.warns(UserWarning, match="their ends were cut"):
+        features = task.encode(examples)
+    confusion, mistakes = dev_predictions(task, model, examples, features)
+    assert len(mistakes) == 2
+    for mistake in mistakes:
+        assert len(mistake["text"]) == 300 and mistake["text"].endswith("…") and text.startswith(mistake["text"][:-1])
+        assert {mistake["label"], mistake["predicted"]} == {"neg", "x" * 299 + "…"}
+    assert sorted(confusion["labels"]) == ["neg", "x" * 299 + "…"]

@@ -13,6 +13,9 @@ With --html FILE: one self-contained page for one or more sentences, to open in 
 loaded from anywhere else: a head view, a model view of every layer x head, the guesses for each [MASK],
 and all of it again under a causal (left-to-right) mask beside BERT's (minibert/train/attention_page.py).
 A file is never replaced unless --overwrite is given.
+
+What is drawn is bounded by what a person can look at (the sizes --help ends with): past it a sentence is cut
+or refused, or heads are left out, and one line says which.
 """
 
 from pathlib import Path
@@ -21,14 +24,23 @@ from minibert.cli.arguments import whole_number
 
 
 def add_arguments(parser):
+    from minibert.train.attention_page import PAGE_SENTENCES, PAGE_TOKENS, PAGE_WEIGHTS
+    from minibert.train.attention_view import DRAWN_CELLS, DRAWN_TOKENS
+
+    parser.epilog = (  # the sizes, from the constants that enforce them
+        f"sizes: the terminal and the SVG draw a text of at most {DRAWN_TOKENS} tokens, and of the heads chosen "
+        f"as many as fit in {DRAWN_CELLS:,} cells (heads x tokens^2), saying which were left out; the --html "
+        f"page takes at most {PAGE_SENTENCES} sentences, cuts each to {PAGE_TOKENS} tokens and holds at most "
+        f"{PAGE_WEIGHTS:,} weights (sentences x tokens^2 x layers x heads x 2 masks), refusing more: then "
+        "choose layers with --layer and heads with --head, or give fewer or shorter sentences")
     parser.add_argument("--model", required=True, metavar="DIR", help="run folder or from_pretrained folder")
     parser.add_argument("text", nargs="+", metavar="SENTENCE",
                         help="the sentence to look at (with --html, one or more; [MASK] to see guesses)")
     parser.add_argument("--pair", default=None, metavar="SENTENCE", help="a second segment (B), without --html")
     parser.add_argument("--layer", type=whole_number("a layer number", minimum=0), action="append", default=None,
-                        help="only this layer, from 0 (repeat for several)")
+                        help="only this layer, from 0 (repeat for several); in the terminal, the SVG and the page")
     parser.add_argument("--head", type=whole_number("a head number", minimum=0), action="append", default=None,
-                        help="only this head, from 0 (repeat for several)")
+                        help="only this head, from 0 (repeat for several); in the terminal, the SVG and the page")
     parser.add_argument("--svg", default=None, metavar="FILE", help="where to write the SVG")
     parser.add_argument("--html", default=None, metavar="FILE",
                         help="write the attention explorer, one HTML page, here instead")
@@ -74,7 +86,8 @@ def write_page(args):
     from minibert.train.loading import load_model_or_encoder
 
     model, tokenizer = load_model_or_encoder(args.model)
-    page, notes = attention_page(model, tokenizer, args.text, name=Path(args.model).name)
+    page, notes = attention_page(model, tokenizer, args.text, name=Path(args.model).name, layers=args.layer,
+                                 heads=args.head)
     for note in notes:
         print(f"note: {note}")
     with atomic_write(args.html) as file:

@@ -6,12 +6,16 @@ wrong. Written by `write_report` of minibert/train/run_report.py, which pretrain
 # The confusion matrix counts dev examples by (true label, predicted label): its diagonal is what accuracy
 # counts, and its other cells say which labels the model mixes up. Token tagging (NER) counts words by tag.
 # A regression (STS-B) and extractive QA have no labels to confuse, so they show their metrics alone.
+# The page stays whole however large the run: the matrix shows the labels a reader can compare and sums the
+# rest into one row and column, and an example is cut to what a table cell shows.
 
 import numpy as np
 
 from minibert.train.run_report import run_summary, write_report
 
 MISTAKES = 8  # dev examples shown that the model gets wrong, the most confident first
+MATRIX_LABELS = 20  # rows and columns of the confusion matrix at most, the last summing the labels left out
+SHOWN_CHARACTERS = 300  # of a shown example's text, its label and its prediction; the rest is cut
 
 
 def write_finetune_report(out_dir, task, model, dev_examples, dev_features, record, history, records, epoch):
@@ -60,23 +64,43 @@ def dev_predictions(task, model, examples, features):
                  for example in examples]
         wrong = np.flatnonzero(predicted != gold)
         wrong = wrong[np.argsort(-probabilities[wrong, predicted[wrong]], kind="stable")][:MISTAKES]
-        mistakes = [{"text": texts[i], "label": task.labels[gold[i]], "predicted": task.labels[predicted[i]],
+        mistakes = [{"text": shortened(texts[i]), "label": shortened(task.labels[gold[i]]),
+                     "predicted": shortened(task.labels[predicted[i]]),
                      "confidence": float(probabilities[i, predicted[i]])} for i in wrong]
         return confusion_matrix(task.labels, gold, predicted), mistakes
     if task.kind == "tagging":
         predicted_tags = task.predict_tags(model, features)
         labels = list(task.labels)
-        gold = [labels.index(tag) for sentence in examples for tag in sentence.tags]
-        predicted = [labels.index(tag) for tags in predicted_tags for tag in tags]
-        mistakes = [{"text": " ".join(sentence.words), "label": " ".join(sentence.tags),
-                     "predicted": " ".join(tags), "confidence": None}
+        number = {tag: index for index, tag in enumerate(labels)}
+        gold = [number[tag] for sentence in examples for tag in sentence.tags]
+        predicted = [number[tag] for tags in predicted_tags for tag in tags]
+        mistakes = [{"text": shortened(" ".join(sentence.words)), "label": shortened(" ".join(sentence.tags)),
+                     "predicted": shortened(" ".join(tags)), "confidence": None}
                     for sentence, tags in zip(examples, predicted_tags, strict=True) if tags != sentence.tags]
         return confusion_matrix(labels, np.array(gold), np.array(predicted)), mistakes[:MISTAKES]
     return None, None
 
 
 def confusion_matrix(labels, gold, predicted):
-    """{"labels", "counts"}: counts[i][j] = how many with true label i the model called j."""
-    counts = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    np.add.at(counts, (gold, predicted), 1)
-    return {"labels": list(labels), "counts": counts.tolist()}
+    """{"labels", "counts", "others"}: counts[i][j] = how many with true label i the model called j. Past
+    MATRIX_LABELS labels, those with the most dev examples (true or predicted) are shown and the `others`
+    left out are counted together as the last label; `others` is 0 when none were left out."""
+    gold, predicted = np.asarray(gold, dtype=np.int64), np.asarray(predicted, dtype=np.int64)
+    examples = np.bincount(gold, minlength=len(labels)) + np.bincount(predicted, minlength=len(labels))
+    if len(labels) <= MATRIX_LABELS:
+        shown = np.arange(len(labels))
+    else:  # never the whole labels x labels matrix: it grows as the square of the labels
+        shown = np.sort(np.argsort(-examples, kind="stable")[:MATRIX_LABELS - 1])  # in the task's label order
+    others = len(labels) - len(shown)
+    row = np.full(len(labels), len(shown))  # each label's row (and column): its own, or the others' last one
+    row[shown] = np.arange(len(shown))
+    size = len(shown) + (1 if others else 0)
+    counts = np.zeros((size, size), dtype=np.int64)
+    np.add.at(counts, (row[gold], row[predicted]), 1)
+    names = [shortened(labels[index]) for index in shown] + ([f"({others} other labels)"] if others else [])
+    return {"labels": names, "counts": counts.tolist(), "others": others}
+
+
+def shortened(text):
+    """`text` cut to SHOWN_CHARACTERS, with "…" where it was cut."""
+    return text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS - 1] + "…"

@@ -12,7 +12,14 @@ Legend: L layers, A heads, S sequence length.
 # The terminal picture shades each cell on a fixed scale from 0 (' ') to 1 ('█'), so it reads without
 # colour and two heads compare directly; the SVG puts every head of every layer on one page, a layer per row.
 
+# What a person can look at bounds what is drawn. A cell is at least two terminal columns wide, so a heatmap
+# of more than DRAWN_TOKENS tokens no longer fits a terminal line; and every cell is one shaded block in the
+# terminal and one <rect> with its tooltip in the SVG, so DRAWN_CELLS (every head of BERT-base's 12 x 12 at 32
+# tokens, 36 heads at 64) keeps both to a few thousand lines and some megabytes. The explorer page
+# (attention_page.py) draws longer sentences and every head with canvas instead.
+
 import re
+import warnings
 
 import numpy as np
 
@@ -21,6 +28,8 @@ from minibert.errors import ShapeError
 from minibert.viz import heatmap, heatmap_svg
 
 GAP = 16  # pixels between the pictures of the SVG grid
+DRAWN_TOKENS = 64  # the longest sequence drawn as heatmaps
+DRAWN_CELLS = 144 * 32 * 32  # heads x tokens x tokens drawn at most; the heads past it are left out
 
 
 def attention_maps(model, tokenizer, text, text_b=None):
@@ -49,23 +58,43 @@ def attention_of(model, input_ids, token_type_ids, attention=None):
 def select(attentions, layers=None, heads=None):
     """[(layer, head, (S, S) matrix)] for the chosen layers and heads (None: all), numbered from 0."""
     chosen = []
-    for layer in _checked(layers, len(attentions), "layer"):
-        for head in _checked(heads, attentions[layer].shape[0], "head"):
+    for layer in checked_numbers(layers, len(attentions), "layer"):
+        for head in checked_numbers(heads, attentions[layer].shape[0], "head"):
             chosen.append((layer, head, attentions[layer][head]))
     return chosen
 
 
+def heads_to_draw(tokens, attentions, layers=None, heads=None):
+    """`select`'s heads, the first of them that fit in DRAWN_CELLS, with a warning that says which were left
+    out when some were. A sequence longer than DRAWN_TOKENS is refused."""
+    if len(tokens) > DRAWN_TOKENS:
+        raise ShapeError(f"the text is {len(tokens)} tokens long; the terminal and the SVG draw at most "
+                         f"{DRAWN_TOKENS} (a longer heatmap is wider than a terminal): shorten it, or see it in "
+                         "the explorer page with --html FILE")
+    chosen = select(attentions, layers, heads)
+    fitting = max(1, DRAWN_CELLS // len(tokens) ** 2)
+    if len(chosen) > fitting:  # stacklevel 1: one place warns for both pictures, so Python says it once
+        (last_layer, last_head, _), (next_layer, next_head, _) = chosen[fitting - 1], chosen[fitting]
+        warnings.warn(f"drew {fitting} of the {len(chosen)} heads chosen, up to layer {last_layer} head "
+                      f"{last_head}: at {len(tokens)} tokens the terminal and the SVG hold {fitting}; from layer "
+                      f"{next_layer} head {next_head} on were left out, choose them with --layer and --head",
+                      stacklevel=1)
+    return chosen[:fitting]
+
+
 def attention_text(tokens, attentions, layers=None, heads=None):
-    """The chosen heads as terminal heatmaps (rows: the attending token; columns: the token attended to)."""
+    """The chosen heads as terminal heatmaps (rows: the attending token; columns: the token attended to),
+    as many as `heads_to_draw` keeps."""
     pictures = [heatmap(matrix, tokens, tokens, title=f"layer {layer}, head {head}", value_range=(0.0, 1.0))
-                for layer, head, matrix in select(attentions, layers, heads)]
+                for layer, head, matrix in heads_to_draw(tokens, attentions, layers, heads)]
     return "\n\n".join(pictures)
 
 
 def attention_svg(tokens, attentions, layers=None, heads=None):
-    """One SVG page with the chosen heads: a row of pictures per layer, a column per head."""
+    """One SVG page with the chosen heads, as many as `heads_to_draw` keeps: a row of pictures per layer, a
+    column per head."""
     rows = {}
-    for layer, head, matrix in select(attentions, layers, heads):
+    for layer, head, matrix in heads_to_draw(tokens, attentions, layers, heads):
         picture = heatmap_svg(matrix, tokens, tokens, title=f"layer {layer}, head {head}", value_range=(0, 1))
         rows.setdefault(layer, []).append(picture)
     return tile_svgs(list(rows.values()))
@@ -100,11 +129,12 @@ def _size(svg):
     return int(float(match.group(1))), int(float(match.group(2)))
 
 
-def _checked(chosen, count, what):
+def checked_numbers(chosen, count, what):
+    """The layers or heads `chosen` (None: all `count` of them), each checked to exist, each once."""
     if chosen is None:
         return list(range(count))
     for index in chosen:
         if not 0 <= index < count:
             raise ShapeError(f"{what} {index} does not exist: the model has {count} {what}s, numbered 0 to "
                              f"{count - 1}")
-    return list(chosen)
+    return list(dict.fromkeys(chosen))  # in the order given; a number repeated would draw its heads twice

@@ -82,12 +82,13 @@ def heatmap_svg(matrix, row_labels=None, col_labels=None, title=None, value_rang
         parts.append(f'<text x="{left - 6}" y="{y:.1f}" text-anchor="end">{escape(label)}</text>')
     row_names = row_labels or [f"row {i}" for i in range(rows)]
     col_names = col_labels or [f"column {j}" for j in range(cols)]
+    fraction_rows, value_rows = fractions.tolist(), values.tolist()  # Python floats: NumPy's scalars are slow
     for i in range(rows):
         for j in range(cols):
             where = f"{row_names[i]}, {col_names[j]}"
             parts.append(f'<rect class="cell" x="{left + j * cell_size}" y="{top + i * cell_size}" '
-                         f'width="{cell_size}" height="{cell_size}" fill="{fill_color(fractions[i, j])}">'
-                         f"<title>{escape(where)}: {values[i, j]:.4g}</title></rect>")
+                         f'width="{cell_size}" height="{cell_size}" fill="{fill_color(fraction_rows[i][j])}">'
+                         f"<title>{escape(where)}: {value_rows[i][j]:.4g}</title></rect>")
     parts.append(f'<rect x="{left}" y="{top}" width="{cols * cell_size}" height="{rows * cell_size}" '
                  'fill="none" stroke="#999999"/>')
     parts += _colour_bar(left, grid_bottom + 14, bar_width, low, high)

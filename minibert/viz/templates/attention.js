@@ -4,6 +4,8 @@
 "use strict";
 
 const DATA = readData();
+// The layer and head numbers the page holds: all of the model's, or those chosen with --layer and --head.
+// The state and the weights count them by position in these lists; the labels show their numbers.
 const LAYERS = DATA.model.layers;
 const HEADS = DATA.model.heads;
 const ROW = 20; // pixels per token in the head view
@@ -12,7 +14,7 @@ const HIDDEN_BELOW = 2; // weights under 2/255 draw no line: invisible anyway, a
 
 // What the student has picked; every drawing is a function of this and the data.
 const state = {sentence: 0, layer: 0, heads: new Set([0]), focus: null, gridView: DATA.views[0]};
-const decoded = new Map(); // "sentence/view" -> Uint8Array of L*A*S*S weights times 255
+const decoded = new Map(); // "sentence/view" -> Uint8Array of layers*heads*S*S weights times 255
 
 /** The weights of one sentence under one mask, decoded from base64 on first use. */
 function weightsOf(sentenceIndex, view) {
@@ -26,9 +28,10 @@ function weightsOf(sentenceIndex, view) {
   return decoded.get(key);
 }
 
-/** Where head (layer, head) starts in the weights: its weight from token i to token j is at + i * size + j. */
+/** Where the head at positions (layer, head) starts in the weights: its weight from token i to token j is
+ * at + i * size + j. */
 function headOffset(layer, head, size) {
-  return (layer * HEADS + head) * size * size;
+  return (layer * HEADS.length + head) * size * size;
 }
 
 function sentence() {
@@ -59,13 +62,13 @@ function drawNotes() {
 function drawControls() {
   const box = document.getElementById("controls");
   const layer = el("select", {id: "layer", onchange: event => { state.layer = Number(event.target.value); drawAll(); }},
-    Array.from({length: LAYERS}, (_, l) => el("option", {value: l}, `layer ${l}`)));
+    LAYERS.map((number, l) => el("option", {value: l}, `layer ${number}`)));
   layer.value = String(state.layer);
-  const heads = Array.from({length: HEADS}, (_, h) => el("button", {
-    class: state.heads.has(h) ? "on head" : "head", "data-head": h,
-    style: state.heads.has(h) ? `background:${hue(h, HEADS)};border-color:${hue(h, HEADS)}` : "",
-    onclick: () => { toggleHead(h); drawAll(); }}, `head ${h}`));
-  const all = el("button", {onclick: () => { state.heads = new Set(Array.from({length: HEADS}, (_, h) => h)); drawAll(); }}, "all heads");
+  const heads = HEADS.map((number, h) => el("button", {
+    class: state.heads.has(h) ? "on head" : "head", "data-head": number,
+    style: state.heads.has(h) ? `background:${hue(h, HEADS.length)};border-color:${hue(h, HEADS.length)}` : "",
+    onclick: () => { toggleHead(h); drawAll(); }}, `head ${number}`));
+  const all = el("button", {onclick: () => { state.heads = new Set(HEADS.keys()); drawAll(); }}, "all heads");
   box.replaceChildren(el("label", {}, ["Layer ", layer]), " ", ...heads, " ", all);
 }
 
@@ -130,7 +133,7 @@ function drawLines() {
           const weight = weights[base + i * size + j];
           if (weight < HIDDEN_BELOW) continue;
           group.append(svgEl("line", {x1: LEFT + 4, y1: rowY(i), x2: RIGHT - 4, y2: rowY(j),
-            stroke: hue(head, HEADS), "stroke-width": 2, "stroke-opacity": (weight / 255).toFixed(3)}));
+            stroke: hue(head, HEADS.length), "stroke-width": 2, "stroke-opacity": (weight / 255).toFixed(3)}));
         }
       }
     }
@@ -179,16 +182,16 @@ function drawModelView() {
   const size = item.tokens.length;
   const weights = weightsOf(state.sentence, state.gridView);
   const kinds = item.views[state.gridView].kinds;
-  const grid = el("div", {class: "grid", style: `grid-template-columns: 60px repeat(${HEADS}, 80px)`});
-  grid.append(el("div", {}, ""), ...Array.from({length: HEADS}, (_, h) => el("div", {class: "cell"}, `head ${h}`)));
-  for (let layer = 0; layer < LAYERS; layer++) {
-    grid.append(el("div", {class: "cell"}, `layer ${layer}`));
-    for (let head = 0; head < HEADS; head++) {
+  const grid = el("div", {class: "grid", style: `grid-template-columns: 60px repeat(${HEADS.length}, 80px)`});
+  grid.append(el("div", {}, ""), ...HEADS.map(number => el("div", {class: "cell"}, `head ${number}`)));
+  for (let layer = 0; layer < LAYERS.length; layer++) {
+    grid.append(el("div", {class: "cell"}, `layer ${LAYERS[layer]}`));
+    for (let head = 0; head < HEADS.length; head++) {
       const canvas = el("canvas", {width: size, height: size});
       paintHead(canvas, weights, headOffset(layer, head, size), size);
       const chosen = layer === state.layer && state.heads.has(head);
-      grid.append(el("div", {class: chosen ? "cell chosen" : "cell", "data-layer": layer, "data-head": head,
-        title: `layer ${layer}, head ${head}: click to open in the head view`,
+      grid.append(el("div", {class: chosen ? "cell chosen" : "cell", "data-layer": LAYERS[layer],
+        "data-head": HEADS[head], title: `layer ${LAYERS[layer]}, head ${HEADS[head]}: click to open in the head view`,
         onclick: () => { state.layer = layer; state.heads = new Set([head]); state.focus = null; drawAll();
           document.getElementById("head-views").scrollIntoView({behavior: "smooth"}); }},
       [canvas, el("div", {class: "kind"}, kinds[layer][head] || "\u00a0")]));
@@ -201,9 +204,11 @@ function drawModelView() {
 function paintHead(canvas, weights, base, size) {
   const context = canvas.getContext("2d");
   const image = context.createImageData(size, size);
-  for (let cell = 0; cell < size * size; cell++) {
+  for (let cell = 0; cell < size * size; cell++) { // written in place: no array made per pixel
     const shade = 255 - weights[base + cell];
-    image.data.set([shade, shade, 255 - (255 - shade) * 0.45, 255], 4 * cell);
+    image.data[4 * cell] = image.data[4 * cell + 1] = shade;
+    image.data[4 * cell + 2] = 255 - (255 - shade) * 0.45;
+    image.data[4 * cell + 3] = 255;
   }
   context.putImageData(image, 0, 0);
 }

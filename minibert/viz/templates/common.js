@@ -1,4 +1,6 @@
 // Helpers both pages use: read the embedded data, build elements, format numbers.
+// Nothing here spreads data into an argument list (Math.max(...values)): a browser takes only so many
+// arguments, and a long run has more points than that.
 "use strict";
 
 /** The page's data: the JSON in <script id="data" type="application/json">. */
@@ -42,4 +44,14 @@ function short(value) {
 /** The colour of series or head `index` of `count`: hues spread around the wheel. */
 function hue(index, count) {
   return `hsl(${Math.round((360 * index) / Math.max(count, 1))}, 70%, 42%)`;
+}
+
+/** [smallest, largest] of an array of numbers, in one loop; [Infinity, -Infinity] for none. */
+function extent(values) {
+  let low = Infinity, high = -Infinity;
+  for (const value of values) {
+    if (value < low) low = value;
+    if (value > high) high = value;
+  }
+  return [low, high];
 }

@@ -4,6 +4,7 @@
 
 const DATA = readData();
 const CHART = {width: 540, height: 250, left: 58, right: 12, top: 26, bottom: 34};
+const EPOCH_ROWS = 50; // epochs listed in the table at most; the chart draws every one
 
 /** Points [[x, y], ...] of `field` in `rows`, leaving out rows without a number there. */
 function points(rows, xField, field) {
@@ -32,8 +33,8 @@ function lineChart(title, yLabel, series, baselines = [], xLabel = "step") {
   const {width, height, left, right, top, bottom} = CHART;
   const xs = series.flatMap(s => s.points.map(p => p[0]));
   const ys = series.flatMap(s => s.points.map(p => p[1])).concat(baselines.map(b => b.value));
-  let [xLow, xHigh] = [Math.min(...xs), Math.max(...xs)];
-  let [yLow, yHigh] = [Math.min(...ys), Math.max(...ys)];
+  let [xLow, xHigh] = extent(xs);
+  let [yLow, yHigh] = extent(ys);
   if (xLow === xHigh) { xLow -= 1; xHigh += 1; }
   if (yLow === yHigh) { yLow -= Math.abs(yLow) * 0.1 || 1; yHigh += Math.abs(yHigh) * 0.1 || 1; }
   const pad = (yHigh - yLow) * 0.05;
@@ -186,7 +187,12 @@ function finetuneReport(report) {
       metrics.map(name => ({name, points: points(perEpoch, "epoch", name)})), report.chance === null ? [] : [{name: report.chance_label, value: report.chance}], "epoch"),
     lineChart("training loss", "loss", [{name: "loss", points: points(report.train, "step", "loss")}]),
   ]));
-  box.append(table(["epoch", "train loss", ...metrics], perEpoch.map(entry =>
+  const listed = epochsToList(perEpoch.length, perEpoch.findIndex(entry => entry.epoch === report.best_epoch));
+  if (listed.length < perEpoch.length) {
+    box.append(el("p", {class: "note"}, `${listed.length} of the ${perEpoch.length} epochs listed, evenly ` +
+      "spaced, with the best and the last (the chart and report.json hold them all)."));
+  }
+  box.append(table(["epoch", "train loss", ...metrics], listed.map(index => perEpoch[index]).map(entry =>
     [el("td", {class: "number"}, entry.epoch), el("td", {class: "number"}, short(entry.train_loss)),
       ...metrics.map(name => el("td", {class: "number"}, short(entry[name])))])));
   box.append(el("h2", {}, `Confusion matrix (epoch ${report.predictions_epoch ?? "–"})`), confusion(report.confusion));
@@ -194,13 +200,30 @@ function finetuneReport(report) {
   box.append(el("h2", {}, "The run"), runTable(report), el("h3", {}, "settings"), settingsTable(report.settings));
 }
 
+/** The rows of a table of `count` epochs to list: all of them up to EPOCH_ROWS, else evenly spaced ones with
+ * the first, the `best` and the last, so that a run of any length gives a table a reader can scan. */
+function epochsToList(count, best) {
+  if (count <= EPOCH_ROWS) return Array.from({length: count}, (_, index) => index);
+  const step = Math.ceil(count / (EPOCH_ROWS - 2));
+  const listed = new Set([count - 1, best]);
+  for (let index = 0; index < count; index += step) listed.add(index);
+  return [...listed].filter(index => index >= 0).sort((a, b) => a - b);
+}
+
 function confusion(matrix) {
   if (!matrix) return el("p", {class: "note"}, "This task has no labels to confuse (a regression, or spans).");
-  const largest = Math.max(1, ...matrix.counts.flat());
+  const largest = Math.max(1, extent(matrix.counts.flat())[1]);
+  const last = matrix.labels.length - 1; // with others left out, the row and column that sum them
+  const right = (row, column) => row === column && !(matrix.others && row === last);
   const rows = matrix.labels.map((label, row) => [el("th", {}, `true ${label}`), ...matrix.counts[row].map((count, column) =>
     el("td", {class: "number", style: `background: rgba(31, 78, 140, ${(0.8 * count / largest).toFixed(3)});` +
-      (count / largest > 0.65 ? "color: white" : "")}, `${row === column ? "✓ " : ""}${count}`))]);
-  return el("div", {class: "matrix"}, table(["", ...matrix.labels.map(label => `predicted ${label}`)], rows));
+      (count / largest > 0.65 ? "color: white" : "")}, `${right(row, column) ? "✓ " : ""}${count}`))]);
+  const box = el("div", {class: "matrix"}, table(["", ...matrix.labels.map(label => `predicted ${label}`)], rows));
+  if (matrix.others) {
+    box.prepend(el("p", {class: "note"}, `The ${last} labels with the most dev examples, true or predicted; the ` +
+      `other ${matrix.others} are counted together in the last row and column (report.json has the same).`));
+  }
+  return box;
 }
 
 function mistakes(items) {
