@@ -14,7 +14,7 @@ import course
 import numpy as np
 
 from minibert import Tensor
-from minibert.model import BertConfig, BertModel, build_attention_mask, mask_matrix
+from minibert.model import build_attention_mask, mask_matrix
 from minibert.nn import MultiHeadSelfAttention
 from minibert.viz import heatmap, heatmap_svg, mask_grid
 
@@ -68,19 +68,31 @@ for kind in ("causal", "bidirectional"):
 # %% [markdown]
 # ## Which outputs change when a later token changes?
 #
-# Replace 沙发 (sofa, position 5) by another word and run a 2-layer model again. With the causal mask,
-# positions 0-4 cannot see position 5, so their outputs do not move at all: the blank in the article's
-# `小明给小红 ___ 一本书` cannot see 书. With BERT's mask every output changes.
+# Give each word a vector of its own, replace 沙发 (sofa, position 5) by another word, and run two attention
+# layers, one on top of the other, as a model stacks its layers (lessons 05b and 06 fill in the rest of a
+# layer and the real word vectors). With the causal mask, positions 0-4 cannot see position 5, so their
+# outputs do not move at all, however many layers there are: the blank in the article's `小明给小红 ___ 一本书`
+# cannot see 书. With BERT's mask every output changes.
 
 # %%
+word_vectors = rng.standard_normal((20, 16)).astype(np.float32)  # one made-up vector per word id
 ids = np.array([[10, 11, 12, 13, 14, 15, 16]])  # 我 喜欢 猫 睡 在 沙发 上
 changed = ids.copy()
 changed[0, 5] = 17  # 沙发 -> another word
+layers = [MultiHeadSelfAttention(16, 2, dropout_prob=0.0, rng=rng, std=0.5) for _ in range(2)]
+
+
+def two_layers(word_ids, mask):
+    """The first layer's outputs are the second one's inputs: what position i reads, it passes on to i."""
+    h = Tensor(word_vectors[word_ids])  # (1, 7, 16)
+    for layer in layers:
+        h = layer(h, mask)[0]  # (1, 7, 16)
+    return h.data[0]
+
+
 for kind in ("causal", "bidirectional"):
-    model = BertModel(BertConfig.preset("tiny", attention=kind), seed=0).eval()
-    before = model(ids).sequence_output.data[0]
-    after = model(changed).sequence_output.data[0]
-    moved = np.abs(after - before).max(axis=1)
+    mask = build_attention_mask(np.ones((1, 7), dtype=np.int64), kind)
+    moved = np.abs(two_layers(changed, mask) - two_layers(ids, mask)).max(axis=1)
     print(f"{kind:>13}: " + "  ".join(f"{token}:{'changed' if m > 0 else 'same'}" for token, m in
                                       zip(TOKENS, moved, strict=True)))
     # causal: only 沙发 and what comes after it move; bidirectional: every output moves

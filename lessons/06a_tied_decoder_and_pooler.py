@@ -12,7 +12,8 @@ import course  # noqa: F401  (sets up the import path and the output folder)
 import numpy as np
 
 from minibert import Tensor
-from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+from minibert import functional as F
+from minibert.model import BertConfig, BertForPreTraining
 
 config = BertConfig.preset("tiny", vocab_size=50, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 model = BertForPreTraining(config, seed=0)
@@ -24,7 +25,8 @@ E = model.bert.embeddings.word_embeddings.weight  # (V, H)
 # The head holds no decoder matrix of its own: its logits are the transformed vector times Eᵀ. So E's
 # gradient gets two contributions, which the engine adds: from the ids looked up at the input, and from every
 # score the decoder made. Rows of words that never appear in the batch still get a gradient, from the output
-# side alone.
+# side alone. The loss here is the simplest one that asks for a word: minus the log-probability the softmax
+# (lesson 04) gives the right word, 8, at the one position asked about (lesson 10 makes it BERT's MLM loss).
 
 # %%
 ids = np.array([[2, 7, 8, 9, 3, 0]])  # [CLS] three words [SEP] [PAD]
@@ -36,7 +38,7 @@ print(f"logits {output.mlm_logits.shape}; by hand transform(h)·Eᵀ + b: larges
       f"{np.abs(by_hand - output.mlm_logits.data).max():.1e}")
 assert np.abs(by_hand - output.mlm_logits.data).max() < 1e-5
 
-loss, _, _ = pretraining_loss(output, np.array([[8]]), np.ones((1, 1)), np.array([0]))
+loss = -F.log_softmax(output.mlm_logits, axis=-1)[0, 0, 8]  # (1, 1, V) -> the right word's -log p
 loss.backward()
 unseen = [row for row in range(config.vocab_size) if row not in ids]
 print(f"E's gradient: rows of input words {np.abs(E.grad[[7, 8, 9]]).sum():.3f}, rows of 40+ unseen words "
