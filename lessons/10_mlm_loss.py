@@ -124,63 +124,8 @@ assert pruned.attentions[-1].shape[2] == 1 + positions.shape[1]
 assert abs(pruned_mlm.item() - mlm.item()) < 1e-5
 
 # %% [markdown]
-# ## Why the chosen tokens must be hidden: a model that sees its answers learns to copy
-#
-# The loss reads only the chosen positions, and those positions are hidden behind [MASK] (lesson 08). Why
-# hide them? Train the same tiny model twice for 150 steps on the synthetic stories: once with the chosen
-# tokens left visible (the answer sits in the input at the very position asked about), once masked as BERT
-# does. Then ask both to fill real blanks in held-out stories they never trained on. (The batches come from
-# the data routine of lessons 08 and 09; `minibert/train/run_setup.py` opens them.)
-
-# %%
-from minibert.optim import bert_optimizer  # noqa: E402  (used from here on only)
-from minibert.train.evaluate import run_model  # noqa: E402
-from minibert.train.presets import run_preset  # noqa: E402
-from minibert.train.run_setup import build_model, build_scheduler, open_batches, prepare_data  # noqa: E402
-from minibert.train.update import checked_update  # noqa: E402
-
-run_config = run_preset("tiny", use_nsp=False, steps=200, lr=3e-3, schedule="constant")
-shard_dir, _, _ = prepare_data(run_config, course.ROOT / "data" / "synthetic", log=lambda _: None)
-train_batches, eval_batches = open_batches(shard_dir, run_config)
-held_out = next(eval_batches.epoch(0))
-
-
-def visible(batch):
-    """The batch with every chosen token put back where it was: the answer in plain sight."""
-    ids = batch["input_ids"].copy()
-    np.put_along_axis(ids, batch["masked_lm_positions"], batch["masked_lm_ids"], axis=1)
-    return {**batch, "input_ids": ids}
-
-
-def train(show_answers):
-    model = build_model(run_config, tokenizer.vocab_size)
-    optimizer = bert_optimizer(model.named_parameters(), **run_config.optimizer_settings())
-    scheduler = build_scheduler(optimizer, run_config, run_config.steps)
-    for _, (_, batch) in zip(range(run_config.steps), train_batches.forever(), strict=False):
-        batch = visible(batch) if show_answers else batch
-        output = run_model(model, batch)
-        loss = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
-                                batch["next_sentence_labels"], use_nsp=False)[0]
-        last_loss = checked_update(loss, model, model.parameters(), optimizer, scheduler, 1.0)[0]
-    model.eval()
-    guesses = run_model(model, held_out).mlm_logits.data.argmax(-1)  # (B, P): blanks hidden, as in real use
-    weights = held_out["masked_lm_weights"] > 0
-    return last_loss, float((guesses == held_out["masked_lm_ids"])[weights].mean())
-
-
-with fast.process_plan(threads=1):  # arrays this small gain nothing from a second thread (minibert/fast)
-    copying = train(show_answers=True)
-    masking = train(show_answers=False)
-answers = held_out["masked_lm_ids"][held_out["masked_lm_weights"] > 0]
-commonest = np.bincount(answers).max() / len(answers)  # always guessing the commonest answer word
-print(f"answers visible: training loss {copying[0]:.3f}, held-out blanks filled {copying[1]:.1%}")
-print(f"answers masked:  training loss {masking[0]:.3f}, held-out blanks filled {masking[1]:.1%}")
-print(f"(always guessing the commonest answer, {tokenizer.ids_to_tokens[np.bincount(answers).argmax()]!r}: "
-      f"{commonest:.1%})")
-# the copier drives its loss to about 0 and does no better on a real blank than the commonest-word guess;
-# the masked model learns from the context
-assert copying[0] < 0.1 and masking[0] > 1.0
-assert copying[1] < commonest + 0.03 and masking[1] > copying[1] + 0.05
+# Why must the chosen tokens be hidden at all? A model that could see its answers would learn to copy them;
+# lesson 11 trains one, once it has the optimizer to do it with.
 
 # %% [markdown]
 # **Exercise 10** (`python -m minibert.exercises start 10`): write `pretraining_loss` (`mlm_loss`) and

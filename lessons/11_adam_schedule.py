@@ -123,5 +123,77 @@ assert all("LayerNorm" in name or name.endswith("bias") for name in not_decayed[
 assert not any("LayerNorm" in name or name.endswith("bias") for name in decayed["names"])
 
 # %% [markdown]
+# ## The first training run: a model that sees its answers learns to copy
+#
+# The loss reads only the chosen positions, and those positions are hidden behind [MASK] (lesson 08). Why
+# hide them? With AdamW in hand, the course's first training run can answer it. Train the same tiny model
+# twice for 200 steps on the synthetic stories: once with the chosen
+# tokens left visible (the answer sits in the input at the very position asked about), once masked as BERT
+# does. Then ask both to fill real blanks in held-out stories they never trained on. (The batches come from
+# the data routine of lessons 08 and 09; `minibert/train/run_setup.py` opens them.)
+
+# %%
+from minibert import fast  # noqa: E402
+from minibert.model import pretraining_loss  # noqa: E402
+from minibert.optim import bert_optimizer, clip_grad_norm  # noqa: E402
+from minibert.tokenizer import BertTokenizer  # noqa: E402
+from minibert.train.presets import run_preset  # noqa: E402
+from minibert.train.run_setup import build_model, open_batches, prepare_data  # noqa: E402
+
+tokenizer = BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt")
+
+run_config = run_preset("tiny", use_nsp=False, steps=200, lr=3e-3, schedule="constant")
+shard_dir, _, _ = prepare_data(run_config, course.ROOT / "data" / "synthetic", log=lambda _: None)
+train_batches, eval_batches = open_batches(shard_dir, run_config)
+held_out = next(eval_batches.epoch(0))
+
+
+def visible(batch):
+    """The batch with every chosen token put back where it was: the answer in plain sight."""
+    ids = batch["input_ids"].copy()
+    np.put_along_axis(ids, batch["masked_lm_positions"], batch["masked_lm_ids"], axis=1)
+    return {**batch, "input_ids": ids}
+
+
+def run_on(model, batch):
+    """The model on a batch of the data routine, its MLM head on the chosen positions only (lesson 10)."""
+    return model(batch["input_ids"], batch["segment_ids"], batch["input_mask"],
+                 masked_positions=batch["masked_lm_positions"])
+
+
+def train(show_answers):
+    """200 steps at a constant learning rate; (the last step's loss, held-out blanks filled)."""
+    model = build_model(run_config, tokenizer.vocab_size)
+    optimizer = bert_optimizer(model.named_parameters(), **run_config.optimizer_settings())
+    for _, (_, batch) in zip(range(run_config.steps), train_batches.forever(), strict=False):
+        batch = visible(batch) if show_answers else batch
+        loss = pretraining_loss(run_on(model, batch), batch["masked_lm_ids"], batch["masked_lm_weights"],
+                                batch["next_sentence_labels"], use_nsp=False)[0]
+        loss.backward()
+        clip_grad_norm(model.parameters(), 1.0)  # Google's global norm of 1.0 (the top of this lesson)
+        optimizer.step()
+        optimizer.zero_grad()
+        last_loss = loss.item()
+    model.eval()
+    guesses = run_on(model, held_out).mlm_logits.data.argmax(-1)  # (B, P): blanks hidden, as in real use
+    weights = held_out["masked_lm_weights"] > 0
+    return last_loss, float((guesses == held_out["masked_lm_ids"])[weights].mean())
+
+
+with fast.process_plan(threads=1):  # arrays this small gain nothing from a second thread (minibert/fast)
+    copying = train(show_answers=True)
+    masking = train(show_answers=False)
+answers = held_out["masked_lm_ids"][held_out["masked_lm_weights"] > 0]
+commonest = np.bincount(answers).max() / len(answers)  # always guessing the commonest answer word
+print(f"answers visible: training loss {copying[0]:.3f}, held-out blanks filled {copying[1]:.1%}")
+print(f"answers masked:  training loss {masking[0]:.3f}, held-out blanks filled {masking[1]:.1%}")
+print(f"(always guessing the commonest answer, {tokenizer.ids_to_tokens[np.bincount(answers).argmax()]!r}: "
+      f"{commonest:.1%})")
+# the copier drives its loss to about 0 and does no better on a real blank than the commonest-word guess;
+# the masked model learns from the context
+assert copying[0] < 0.1 and masking[0] > 1.0
+assert copying[1] < commonest + 0.03 and masking[1] > copying[1] + 0.05
+
+# %% [markdown]
 # **Exercise 11** (`python -m minibert.exercises start 11`): write `update_moments` (`adam_moments`),
 # `bias_corrected_step` (`bias_correction`) and `linear_warmup_linear_decay` (`warmup_decay`).
