@@ -71,6 +71,7 @@ LESSONS = (
         ("bias_correction", "bias_corrected_step: the Adam step with m̂ and v̂"),
         ("warmup_decay", "linear_warmup_linear_decay: BERT's learning-rate multiplier"),
     )),
+    Lesson("11a", "11a_training_dynamics.py", "training dynamics: post-LN needs warmup, pre-LN does not"),
     Lesson("12", "12_pretrain.py", "pretrain the 4-layer model"),
     Lesson("13", "13_bidirectional_probe.py", "watch bidirectional attention work"),
     Lesson("14", "14_classifier.py", "fine-tune a classifier on [CLS]"),
