@@ -126,11 +126,11 @@ assert not any("LayerNorm" in name or name.endswith("bias") for name in decayed[
 # ## The first training run: a model that sees its answers learns to copy
 #
 # The loss reads only the chosen positions, and those positions are hidden behind [MASK] (lesson 08). Why
-# hide them? With AdamW in hand, the course's first training run can answer it. Train the same tiny model
-# twice for 200 steps on the synthetic stories: once with the chosen
-# tokens left visible (the answer sits in the input at the very position asked about), once masked as BERT
-# does. Then ask both to fill real blanks in held-out stories they never trained on. (The batches come from
-# the data routine of lessons 08 and 09; `minibert/train/run_setup.py` opens them.)
+# hide them? With AdamW in hand (`bert_optimizer` with the run preset's rule, "adamw"), the course's first
+# training run can answer it. Train the same tiny model twice for 200 steps on the synthetic stories: once
+# with the chosen tokens left visible (the answer sits in the input at the very position asked about), once
+# masked as BERT does. Then ask both to fill real blanks in held-out stories they never trained on. (The
+# batches come from the data routine of lessons 08 and 09; `minibert/train/run_setup.py` opens them.)
 
 # %%
 from minibert import fast  # noqa: E402
