@@ -294,6 +294,24 @@ def test_timed_evaluations_follow_the_clock_not_the_steps(small_corpus, tmp_path
     assert evals == [1, 2, 3]
 
 
+def test_each_session_evaluates_and_saves_its_last_step_once_and_its_first_not_again(small_corpus, tmp_path):
+    """Evaluations and checkpoints come every so many steps and at the step a session stops, however it
+    stops; a resumed session does not evaluate or save again the step it starts from, and resuming a finished
+    run takes no step, saves nothing and evaluates once."""
+    config = small_config(small_corpus, steps=6, eval_every=2, checkpoint_every=2)
+    folder = tmp_path / "run"
+    pretrain(config, folder, data_dir=small_corpus.parent, stop_after_steps=3, **quiet())  # a pause at 3
+    pretrain(None, folder, resume=True, data_dir=small_corpus.parent, **quiet())
+    finished = (folder / "checkpoint.npz").stat()  # a save writes a new file over it (atomic_write)
+    again = pretrain(None, folder, resume=True, data_dir=small_corpus.parent, **quiet())
+    records = read_log(folder / "log.jsonl")
+    assert [record["step"] for record in records if record["kind"] == "eval"] == [2, 3, 4, 6, 6]
+    assert [record["step"] for record in records if record["kind"] == "train"] == [1, 2, 3, 4, 5, 6]
+    assert again.step == 6 and again.evaluation is not None
+    now = (folder / "checkpoint.npz").stat()
+    assert (now.st_ino, now.st_mtime_ns) == (finished.st_ino, finished.st_mtime_ns)
+
+
 # ----- bad settings are refused before training -----
 
 @pytest.mark.parametrize("changes, words", [
