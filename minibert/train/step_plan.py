@@ -5,10 +5,10 @@ A run planned from the clock times a few forward and backward passes first (`mea
 plans its total from them (`plan_steps`). Those passes, timed near a cold start, can be off by a fifth, and
 the machine may speed up or slow down. A run that ends early wastes its budget, and one cut off by the clock
 never cools its learning rate down. So `RunClock` plans again from the run's own recent steps, a quarter of
-the way in and every REPLAN_EVERY steps after, until the cool-down begins: it proposes a `Plan`, and the loop
-takes it (the total, the schedule over it, the step where the long sequences start). Between warmup and the cool-down
-the stable-decay schedule is flat, so under the new total the rate goes on at the peak, and a resumed run
-(which reads the total from its checkpoint) computes the same rates.
+the way in and every REPLAN_EVERY steps after, until the cool-down begins: it proposes a `Plan`, and the
+loop takes it (the total, the schedule over it, the step where the long sequences start). Between warmup and
+the cool-down the stable-decay schedule is flat, so under the new total the rate goes on at the peak, and a
+resumed run (which reads the total from its checkpoint) computes the same rates.
 """
 
 import collections
