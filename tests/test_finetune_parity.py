@@ -25,7 +25,7 @@ from minibert.cli import main
 from minibert.fast import accelerate, process_plan
 from minibert.finetune import load_finetuned
 from minibert.finetune.classification import ClassificationTask
-from minibert.finetune.loop import FineTuneConfig, build_model, default_learning_rate, recipe_optimizer, train_step
+from minibert.finetune.loop import FineTuneConfig, build_model, default_learning_rate, finetune_step, recipe_optimizer
 from minibert.io.packaged_model import extract_packaged_model, packaged_model_zip
 from minibert.nn import Dropout
 from minibert.tokenizer import BertTokenizer
@@ -71,8 +71,8 @@ def fine_tune_as_reference(folder, reference, tmp_path):
     optimizer, scheduler = recipe_optimizer(model, learning_rate, config, steps)
     parameters = model.parameters()
     with process_plan(None):
-        losses = [train_step(task, model, parameters, optimizer, scheduler, config,
-                             task.batch(features[step * batch_size:(step + 1) * batch_size]))
+        losses = [finetune_step(task, model, parameters, optimizer, scheduler, config,
+                                task.batch(features[step * batch_size:(step + 1) * batch_size]))
                   for step in range(steps)]
     return losses, model.state_dict()
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from minibert.fast import accelerate
-from minibert.model import BertConfig, BertForPreTraining, pretraining_loss
+from minibert.model import BertConfig, BertForPreTraining
 from minibert.model.memory import (
     MemoryWarning,
     OutOfMemoryError,
@@ -17,7 +17,9 @@ from minibert.model.memory import (
     count_parameters,
     estimate_step_memory,
 )
-from minibert.optim import bert_optimizer, clip_grad_norm
+from minibert.optim import LRScheduler, bert_optimizer, constant
+from minibert.train.presets import RunConfig
+from minibert.train.update import train_step
 
 GB = 10**9
 
@@ -34,21 +36,20 @@ def test_parameter_count_matches_the_model(overrides):
 
 
 def _train_steps(config, batch_size, seq_len, predictions, steps, on_step=lambda: None):
+    """`steps` training steps as the pretraining loop takes them (`train_step`), on a random batch."""
     rng = np.random.default_rng(0)
     input_ids = rng.integers(5, config.vocab_size, (batch_size, seq_len))
-    positions = np.sort(rng.integers(1, seq_len, (batch_size, predictions)), axis=1)
-    targets = rng.integers(5, config.vocab_size, (batch_size, predictions))
-    labels = rng.integers(0, 2, batch_size)
+    batch = {"input_ids": input_ids, "segment_ids": np.zeros_like(input_ids), "input_mask": np.ones_like(input_ids),
+             "masked_lm_positions": np.sort(rng.integers(1, seq_len, (batch_size, predictions)), axis=1),
+             "masked_lm_ids": rng.integers(5, config.vocab_size, (batch_size, predictions)),
+             "masked_lm_weights": np.ones((batch_size, predictions)),
+             "next_sentence_labels": rng.integers(0, 2, batch_size)}
     model = accelerate(BertForPreTraining(config))  # as the training commands run it
     optimizer = bert_optimizer(model.named_parameters(), lr=1e-4)
+    scheduler, parameters = LRScheduler(optimizer, constant), model.parameters()
     for _ in range(steps):
         on_step()
-        output = model(input_ids, masked_positions=positions)
-        loss, _, _ = pretraining_loss(output, targets, np.ones((batch_size, predictions)), labels)
-        loss.backward()
-        clip_grad_norm(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad()
+        train_step(model, parameters, optimizer, scheduler, batch, RunConfig())
 
 
 def _measured_step_peak(config, batch_size, seq_len, predictions):

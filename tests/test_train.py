@@ -5,6 +5,7 @@ Runs are tiny (the `tiny` model, 32-token sequences, batches of 8, a few steps) 
 once per session from the synthetic grammar, so the whole file runs in well under a minute.
 """
 
+import dataclasses
 import io
 import json
 import math
@@ -30,6 +31,7 @@ from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_loop as pretrain_module
 from minibert.train import run_setup, step_plan
+from minibert.train import update as update_module
 from minibert.train.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
 from minibert.train.checkpointing import RunPosition, load_checkpoint, load_run_config, restore, save_checkpoint
 from minibert.train.evaluate import evaluate
@@ -66,24 +68,21 @@ def test_tiny_model_overfits_a_handful_of_sequences(small_corpus):
     assert results[-1].mlm_right == results[-1].mlm_total and results[-1].nsp_right == 4
 
 
-def test_non_finite_loss_stops_before_the_weights_change(small_corpus, tmp_path):
+def test_non_finite_loss_stops_before_the_weights_change(small_corpus, tmp_path, monkeypatch):
     """A NaN in the weights makes the loss NaN: the run stops naming the step and the last good checkpoint,
     and that checkpoint still loads. (The NaN enters as a damaged weight would, through the training step's
     forward pass, after a resume from the step-3 checkpoint.)"""
     config = small_config(small_corpus, steps=10)
     pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, stop_after_steps=3, **quiet())
-    real_run_model = pretrain_module.run_model
+    real_run_model = update_module.run_model
 
     def with_a_nan_weight(model, batch):
         model.bert.embeddings.word_embeddings.weight.data[:] = np.nan
         return real_run_model(model, batch)
 
-    pretrain_module.run_model = with_a_nan_weight
-    try:
-        with pytest.raises(TrainingDiverged) as error:
-            pretrain(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent, **quiet())
-    finally:
-        pretrain_module.run_model = real_run_model
+    monkeypatch.setattr(update_module, "run_model", with_a_nan_weight)
+    with pytest.raises(TrainingDiverged) as error:
+        pretrain(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent, **quiet())
     message = str(error.value)
     assert "step 4" in message and "checkpoint.npz (step 3)" in message and "--lr" in message
     assert "word_embeddings" in message
@@ -293,6 +292,24 @@ def test_timed_evaluations_follow_the_clock_not_the_steps(small_corpus, tmp_path
     records = read_log(tmp_path / "run" / "log.jsonl")
     evals = [record["step"] for record in records if record["kind"] == "eval"]
     assert evals == [1, 2, 3]
+
+
+def test_each_session_evaluates_and_saves_its_last_step_once_and_its_first_not_again(small_corpus, tmp_path):
+    """Evaluations and checkpoints come every so many steps and at the step a session stops, however it
+    stops; a resumed session does not evaluate or save again the step it starts from, and resuming a finished
+    run takes no step, saves nothing and evaluates once."""
+    config = small_config(small_corpus, steps=6, eval_every=2, checkpoint_every=2)
+    folder = tmp_path / "run"
+    pretrain(config, folder, data_dir=small_corpus.parent, stop_after_steps=3, **quiet())  # a pause at 3
+    pretrain(None, folder, resume=True, data_dir=small_corpus.parent, **quiet())
+    finished = (folder / "checkpoint.npz").stat()  # a save writes a new file over it (atomic_write)
+    again = pretrain(None, folder, resume=True, data_dir=small_corpus.parent, **quiet())
+    records = read_log(folder / "log.jsonl")
+    assert [record["step"] for record in records if record["kind"] == "eval"] == [2, 3, 4, 6, 6]
+    assert [record["step"] for record in records if record["kind"] == "train"] == [1, 2, 3, 4, 5, 6]
+    assert again.step == 6 and again.evaluation is not None
+    now = (folder / "checkpoint.npz").stat()
+    assert (now.st_ino, now.st_mtime_ns) == (finished.st_ino, finished.st_mtime_ns)
 
 
 # ----- bad settings are refused before training -----
@@ -626,8 +643,9 @@ class Seen(Exception):
 
 def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small_corpus, tmp_path, monkeypatch):
     """A quarter of the way in, a minutes-planned stable-decay run plans its total again from its own steps
-    (logged as a "plan" record); the rate goes on at the peak, with no second warmup, under the new total
-    (which a resumed run reads from the checkpoint's position)."""
+    (logged as a "plan" record) and the loop takes the plan: the total, the schedule over it, where the short
+    sequences end. The rate goes on at the peak, with no second warmup, under the new total (which a resumed
+    run reads from the checkpoint's position)."""
     config = small_config(small_corpus, minutes=0.5, schedule="stable-decay", eval_every=1000, log_every=50,
                           checkpoint_every=1000)
     seen = {}
@@ -652,7 +670,10 @@ def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small
     new_rate = run_setup.schedule_for(config, run.position.total_steps)
     assert old_rate(replan_from) == new_rate(replan_from) == new_rate(replan_from + 1) == 1.0
     assert run.optimizer.param_groups[0]["lr"] == config.lr  # the rate of the next step: still the peak
-    assert run.short_steps == (round(config.short_share * run.position.total_steps) if run.short_batches else 0)
+    steps = range(run.position.total_steps + 2)
+    assert [run.scheduler.schedule(step) for step in steps] == [new_rate(step) for step in steps]
+    assert plans[0]["short_steps"] == (round(config.short_share * run.position.total_steps)
+                                       if run.short_batches else 0)
 
 
 def test_a_mini_run_too_short_to_learn_says_how_many_minutes_would_do(small_corpus, tmp_path, monkeypatch):
@@ -701,16 +722,22 @@ def test_recent_steps_count_wall_time_less_evaluations_in_long_steps():
 
 
 def test_plans_go_on_until_the_cool_down_and_fill_the_time_left(small_corpus, tmp_path):
-    """After the first, a plan comes every REPLAN_EVERY steps while the next step's rate is the peak. The
-    steps it plans fill the time left; once the long sequences have begun, it leaves their start where it
-    is, and before, it moves the start with the total."""
+    """After the first, a plan comes every REPLAN_EVERY steps while the next step's rate is the peak, once the
+    window holds enough steps to time. The steps it plans fill the time left; once the long sequences have
+    begun, it leaves their start where it is, and before, it moves the start with the total. The clock only
+    proposes: the run's position and schedule stay as they were until the loop takes the plan."""
     config = small_config(small_corpus, minutes=0.5, schedule="stable-decay", decay=0.2, warmup=0.1,
                           short_seq_length=16, short_share=0.5, eval_every=100)
     run = open_run(config, tmp_path / "run", data_dir=small_corpus.parent, log=lambda _: None)
     run.lock.release()
+    run.position.total_steps = 1000
     run.start_schedule(1000)
-    clock, position, progress = RunClock(run, time.perf_counter()), run.position, quiet()["progress"]
-    run.short_steps, clock.replan_from = 500, 250
+    clock, position, schedule = RunClock(run, time.perf_counter()), run.position, run.scheduler.schedule
+    clock.replan_from = 250
+    clock.recent_steps = step_plan.RecentSteps(short_to_long=2.0, size=REPLAN_WINDOW)
+    position.step = 250
+    assert not clock.replan_due()  # no step timed yet
+    clock.recent_steps.seconds.extend([1.0] * REPLAN_WINDOW)  # long steps of 1.0 s each
     due = []
     for step in range(1000):
         position.step = step
@@ -718,18 +745,17 @@ def test_plans_go_on_until_the_cool_down_and_fill_the_time_left(small_corpus, tm
             due.append(step)
     assert due == list(range(250, 799, REPLAN_EVERY))  # the cool-down starts at step 800
 
-    # long steps of 1.0 s each, evaluations of 10 s, 200 s left
-    clock.recent_steps = step_plan.RecentSteps(short_to_long=2.0, size=REPLAN_WINDOW)
-    clock.recent_steps.seconds.extend([1.0] * REPLAN_WINDOW)
+    # evaluations of 10 s, 200 s left
     clock.pass_seconds = clock.short_pass_seconds = 1.0
     position.step, position.elapsed_seconds = 600, 180.0
     clock.evaluation_seconds, clock.time_limit = 10.0, 380.0
-    clock.replan(progress)
-    planned = position.total_steps - 600
+    before = dataclasses.replace(position)
+    plan = clock.replan(short_steps=500)
+    assert position == before and run.scheduler.schedule is schedule
     per_step = 1.0 + 10.0 / config.eval_every
-    assert 0.9 * 0.95 * 200 <= planned * per_step <= 0.95 * 200
-    assert run.short_steps == 500
+    assert 0.9 * 0.95 * 200 <= (plan.total_steps - 600) * per_step <= 0.95 * 200
+    assert plan.short_steps == 500
 
-    position.step, position.total_steps, clock.time_limit = 300, 1000, 1000.0
-    clock.replan(progress)
-    assert run.short_steps == round(0.5 * position.total_steps) > 300
+    position.step, clock.time_limit = 300, 1000.0
+    plan = clock.replan(short_steps=500)
+    assert plan.short_steps == round(0.5 * plan.total_steps) > 300

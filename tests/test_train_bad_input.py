@@ -37,6 +37,7 @@ from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_loop as pretrain_module
 from minibert.train import run_setup
+from minibert.train import update as update_module
 from minibert.train.checkpointing import load_checkpoint, restore
 from minibert.train.logs import read_log
 from minibert.train.presets import run_preset
@@ -243,7 +244,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
     if where == "weight":
         pretrain(run_config, tmp_path / "run", data_dir=corpus.parent, stop_after_steps=4, show_examples=False,
                  **quiet())
-    real_open_run, real_run_model = pretrain_module.open_run, pretrain_module.run_model
+    real_open_run, real_run_model = pretrain_module.open_run, update_module.run_model
 
     def open_run(*args, **kwargs):  # the run the loop trains, poisoned in its 5th backward pass
         seen["run"] = real_open_run(*args, **kwargs)
@@ -259,7 +260,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
 
     monkeypatch.setattr(pretrain_module, "open_run", open_run)
     if where == "weight":
-        monkeypatch.setattr(pretrain_module, "run_model", run_model)
+        monkeypatch.setattr(update_module, "run_model", run_model)
     with pytest.raises(TrainingDiverged) as caught:
         pretrain(run_config if where == "gradient" else None, tmp_path / "run", resume=where == "weight",
                  data_dir=corpus.parent, show_examples=False, **quiet())

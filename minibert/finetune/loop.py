@@ -203,8 +203,8 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
                 for indexes in batch_order(len(train_features), settings.batch_size, shuffle):
                     lr = max(group["lr"] for group in optimizer.param_groups)  # the top's, with layer_decay
                     try:
-                        losses.append(train_step(task, model, parameters, optimizer, scheduler, settings,
-                                                 task.batch([train_features[i] for i in indexes])))
+                        losses.append(finetune_step(task, model, parameters, optimizer, scheduler, settings,
+                                                    task.batch([train_features[i] for i in indexes])))
                     except TrainingDiverged as error:
                         progress.close()
                         raise TrainingDiverged(f"step {step + 1} (epoch {epoch}): {error}") from None
@@ -329,7 +329,7 @@ def unknown_share(task, features):
     return float(np.mean(input_ids[words] == tokenizer.unk_token_id)) if words.any() else 0.0
 
 
-def train_step(task, model, parameters, optimizer, scheduler, settings, batch):
+def finetune_step(task, model, parameters, optimizer, scheduler, settings, batch):
     """One update: loss, backward, clip, AdamW step, schedule step. Returns the loss. A non-finite loss or
     gradient stops the run (TrainingDiverged) before any weight changes."""
     value, _ = checked_update(task.loss(model, batch), model, parameters, optimizer, scheduler,

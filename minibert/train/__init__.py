@@ -1,18 +1,18 @@
 """Pretraining BERT and looking at what it learned.
 
-Start with presets.py (every setting of a run) and pretraining_loop.py (the loop: batch -> model -> loss -> backward ->
-clip -> optimizer -> schedule -> log -> evaluate -> checkpoint); then the helpers it calls, and the tools
-that look at a trained model: fill_mask.py, attention_view.py, sentence_encoder.py, probe.py. The comment
-below lists every module in reading order.
+Start with presets.py (every setting of a run) and pretraining_loop.py (the loop: log, evaluate, checkpoint
+when due; then one step: batch -> model -> loss -> backward -> clip -> optimizer -> schedule); then the
+helpers it calls, and the tools that look at a trained model: fill_mask.py, attention_view.py,
+sentence_encoder.py, probe.py. The comment below lists every module in reading order.
 """
 
 # Read in this order:
 # presets.py          RunConfig: every setting of a run, and the `tiny` and `mini` presets
-# pretraining_loop.py the loop: batch -> model -> loss -> backward -> clip -> optimizer -> schedule -> ...
+# pretraining_loop.py the loop, which assigns its own state: evaluate, checkpoint, stop or take a step
 # run.py              a run's objects, opened fresh or from its checkpoint; what the loop asks of them
 # run_setup.py        what a run builds before its first step: data, model, schedule, the resume checks
-# step_plan.py        the clock budget: the steps that fit in the minutes, planned and planned again
-# update.py           backward -> clip -> step -> schedule, refused when not finite; one step as others call it
+# step_plan.py        the clock budget: the steps that fit in the minutes, planned, and plans proposed again
+# update.py           the one pretraining step (`train_step`) and the update after any loss (`checked_update`)
 # interrupt.py        Ctrl-C as a request to stop after the current step
 # metrics.py          masked-LM and NSP accuracy, counted
 # evaluate.py         held-out evaluation on the split the model never trains on

@@ -2,8 +2,9 @@
 
 Each line is a record with a "kind": "train" (step, losses, accuracies, lr, grad_norm, tokens_per_second,
 ...), "eval" (held-out accuracies and losses), "guesses" (what the model fills in a few held-out blanks),
-"start", "resume" or "end" (these three with the wall-clock time, UTC; the first two with the command that
-ran); examples in the comment below.
+"plan" (a run planned from the clock planning again from its own steps), "start", "resume" or "end" (these
+three with the wall-clock time, UTC; the first two with the command that ran); examples in the comment
+below.
 JSONL survives a crash: every record is a complete line, flushed as it is written, so a killed run leaves
 a log that reads up to its last line. Any tool reads it (`pandas.read_json(path, lines=True)`, `jq`).
 `draw_curves` turns the log into two SVG pictures with `minibert.viz`: the losses, and the accuracies.
@@ -14,6 +15,8 @@ a log that reads up to its last line. Any tool reads it (`pandas.read_json(path,
 #      "nsp_accuracy": 0.52, "lr": 0.0006, "grad_norm": 1.7, "tokens_per_second": 5900, "elapsed": 80.2, ...}
 #     {"kind": "eval", "step": 200, "mlm_accuracy": 0.11, "nsp_accuracy": 0.58, "mlm_loss": ..., ...}
 #     {"kind": "guesses", "step": 200, "examples": [{"text": "...", "blanks": [...]}], "unigram": {...}}
+#     {"kind": "plan", "step": 250, "total_steps": 1010, "planned": 980, "short_steps": 606,
+#      "long_step_seconds": 0.81}
 #     {"kind": "start" | "resume" | "end", "time": "2026-12-04T10:00:00Z", "command": "...", ...}
 # Python writes floats with `repr`, which reads back as exactly the same number, so two logs can be compared
 # bit for bit (the resume test does).

@@ -1,10 +1,14 @@
 """The pretraining loop, in one function that reads top to bottom (nanoGPT's train.py is the model):
-get a batch -> forward -> loss -> backward -> clip -> optimizer step -> schedule step -> log -> evaluate ->
-checkpoint, over and over.
+evaluate and checkpoint when due, stop when it is time, else take a step (get a batch -> forward -> loss ->
+backward -> clip -> optimizer step -> schedule step) and log it, over and over.
 
-What is not the loop is in small named helpers it calls: the run's folder, data, model and checkpoint
-(run.py `open_run`), the clock budget (step_plan.py `RunClock`), Ctrl-C (interrupt.py `StopRequest`), and
-the speed layer (minibert/fast), asked for in one visible line. An interrupted run resumes exactly.
+The loop assigns all of its own state: the position in the run and in the data, the plan (how many steps,
+where the short sequences end, the schedule over them) and the last evaluation. What is not the loop is in
+small named helpers it calls and whose answers it takes: the run's folder, data, model and checkpoint
+(run.py `open_run`), the step (update.py `train_step`), held-out evaluation (evaluate.py `evaluate`), the
+clock budget (step_plan.py `RunClock`, which proposes plans and changes nothing), Ctrl-C (interrupt.py
+`StopRequest`), and the speed layer (minibert/fast), asked for in one visible line. An interrupted run
+resumes exactly.
 """
 
 import collections
@@ -12,15 +16,14 @@ import contextlib
 import time
 
 from minibert import fast
-from minibert.model import pretraining_loss
-from minibert.optim import clip_grad_norm
-from minibert.train.evaluate import run_model
+from minibert.train.evaluate import evaluate
 from minibert.train.interrupt import StopRequest
 from minibert.train.metrics import ratio
 from minibert.train.progress import ProgressLine, format_duration, progress_text
 from minibert.train.run import open_run
+from minibert.train.run_setup import schedule_for, short_steps_for
 from minibert.train.step_plan import RunClock
-from minibert.train.update import TrainingDiverged, refuse_if_not_finite, step_result
+from minibert.train.update import TrainingDiverged, train_step
 
 
 def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_after_steps=None,
@@ -43,83 +46,97 @@ def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_
     try:
         with threads, StopRequest(progress.message) as stop:
             clock = RunClock(run, started)
-            run.start_schedule(position.total_steps or clock.first_plan(log))  # or the checkpoint's
+            position.total_steps = position.total_steps or clock.first_plan(log)  # or the checkpoint's
+            run.start_schedule(position.total_steps)
             scheduler, parameters = run.scheduler, model.parameters()
+            short_steps = short_steps_for(config, position.total_steps)  # the first steps, on short sequences
             kind = "resume" if position.step else "start"
             run.log.write(kind, step=position.step, total_steps=position.total_steps, config=config.to_dict(),
                           model=model.config.to_dict(), parameters=model.num_parameters())
             log(f"{kind} {run.out_dir}: {model!r}, step {position.step} of {position.total_steps}")
-            batches, recent, window = run.batches(), collections.deque(maxlen=max(config.log_every, 20)), []
-            stopped = "finished"
+            batches = run.batches(short=position.step < short_steps)
+            recent, window = collections.deque(maxlen=max(config.log_every, 20)), []
+            first_step, evaluation = position.step, None  # this session's first step, its last evaluation
             clock.start()
-            while position.step < position.total_steps:
-                if stop.requested:
-                    stopped = "interrupted"
-                elif clock.out_of_time():
-                    stopped = "time limit"
-                elif stop_after_steps is not None and position.step >= stop_after_steps:
-                    stopped = "paused"
-                if stopped != "finished":
+            while True:
+                stopped = stop_reason(position, stop, clock, stop_after_steps)  # None: train on
+                # Every so many steps, and at the last step however the run ended: log, evaluate on held-out
+                # documents, checkpoint. Nothing is due where a session starts: at step 0, or at the step the
+                # session before saved.
+                stepped = position.step > first_step
+                if window and (stopped or position.step % config.log_every == 0):
+                    run.log.write("train", **train_record(run, window))
+                    window = []
+                if run.eval_batches is not None and (stopped or clock.evaluation_due()
+                                                     or stepped and position.step % config.eval_every == 0):
+                    with clock.evaluating():  # its time is planned apart from the steps'
+                        evaluation = evaluate(model, run.eval_batches, config.eval_batches, config.use_nsp)
+                    run.log.write("eval", step=position.step, elapsed=position.elapsed_seconds,
+                                  **evaluation.to_dict())
+                    progress.message(f"step {position.step} ({format_duration(position.elapsed_seconds)}): "
+                                     f"{evaluation.summary()}")
+                    run.log_guesses()  # what the model writes in a few held-out blanks, for the report
+                    run.write_report()  # report.html, rewritten from the whole log
+                if (stopped and run.last_checkpoint_step != position.step
+                        or stepped and position.step % config.checkpoint_every == 0):
+                    run.save()
+                if stopped:
                     break
-                # 1. a batch: Google's features, its masked positions chosen (minibert/data)
+                # 1. a batch: Google's features, its masked positions chosen (minibert/data); the short steps
+                # train on short sequences, without the sentence-pair loss unless asked
+                short = position.step < short_steps
                 epoch, index, batch = next(batches)
-                step_config, step_started, lr = run.step_config(), time.perf_counter(), optimizer.param_groups[0]["lr"]
-                # 2. forward: the MLM head on the masked positions only; 3. loss: MLM + NSP (paper §3.1)
-                output = run_model(model, batch)
-                loss, mlm_loss, nsp_loss = pretraining_loss(output, batch["masked_lm_ids"],
-                                                            batch["masked_lm_weights"],
-                                                            batch["next_sentence_labels"], use_nsp=step_config.use_nsp)
+                # 2.-7. forward, loss, backward, clip, the optimizer step, the next step's learning rate
                 try:  # refused before any weight changes when the loss or the gradient is not finite
-                    value = refuse_if_not_finite(loss.item(), "loss", model)
-                    loss.backward()  # 4. backward: every parameter's .grad
-                    grad_norm = clip_grad_norm(parameters, config.max_grad_norm)  # 5. clip to global norm 1.0
-                    refuse_if_not_finite(grad_norm, "gradient norm", model, optimizer)
+                    result = train_step(model, parameters, optimizer, scheduler, batch, run.step_config(short))
                 except TrainingDiverged as error:
                     raise diverged(run, error, progress) from None
-                optimizer.step()  # 6. the update (AdamW, BERT's weight-decay groups)
-                scheduler.step()  # 7. the next step's learning rate: warmup, then decay
-                optimizer.zero_grad()
-                result = step_result(output, batch, value, mlm_loss, nsp_loss, grad_norm, lr)
-                result.seconds = time.perf_counter() - step_started
                 position.step += 1
                 position.epoch, position.batches_into_epoch = epoch, index + 1
-                if position.step == run.short_steps:  # the short sequences are done: the long ones start
+                if position.step == short_steps:  # the short sequences are done: the long ones start
                     position.epoch, position.batches_into_epoch = 0, 0
-                    batches = run.batches()
+                    batches = run.batches(short=False)
                     progress.message(f"step {position.step}: from {config.short_seq_length}-token to "
                                      f"{config.max_seq_length}-token sequences")
-                clock.after_step(progress)  # the run's time; a run planned from the clock may plan again
+                position.elapsed_seconds = clock.elapsed()
+                clock.step_taken(position.elapsed_seconds, short)
+                if clock.replan_due():  # a run planned from the clock plans again from its own steps
+                    plan = clock.replan(short_steps)
+                    show_plan(run, plan, clock, progress)
+                    position.total_steps, short_steps = plan.total_steps, plan.short_steps
+                    # the new total moves the cool-down; the rates of the steps taken, and the next, stay
+                    scheduler.schedule = schedule_for(config, position.total_steps)
                 recent.append(result)
                 window.append(result)
                 show_progress(progress, run, clock, recent)
-                # 8. log, evaluate on held-out documents, checkpoint
-                if position.step % config.log_every == 0 or position.step == position.total_steps:
-                    run.log.write("train", **train_record(run, window))
-                    window = []
-                if run.eval_batches is not None and (position.step % config.eval_every == 0
-                                                     or clock.evaluation_due()):
-                    evaluate(run, clock, progress)
-                if position.step % config.checkpoint_every == 0:
-                    run.save()
-            if window:
-                run.log.write("train", **train_record(run, window))
-            if run.last_checkpoint_step != position.step:  # the last step is saved and evaluated, however it ended
-                run.save()
-            if run.eval_batches is not None and run.last_evaluation_step != position.step:
-                evaluate(run, clock, progress)
         progress.close()
-        return run.finish(stopped, show_examples, log)
+        return run.finish(stopped, evaluation, show_examples, log)
     finally:
         run.lock.release()
 
 
-def evaluate(run, clock, progress):
-    """Held-out MLM and NSP accuracy now (minibert/train/evaluate.py), logged and shown."""
-    started = time.perf_counter()
-    evaluation = run.evaluate()
-    clock.evaluated(time.perf_counter() - started)
-    when = format_duration(run.position.elapsed_seconds)
-    progress.message(f"step {run.position.step} ({when}): {evaluation.summary()}")
+def stop_reason(position, stop, clock, stop_after_steps):
+    """Why the run stops before its next step ("finished", "interrupted", "time limit", "paused"), or None."""
+    if position.step >= position.total_steps:
+        return "finished"
+    if stop.requested:
+        return "interrupted"
+    if clock.out_of_time():
+        return "time limit"
+    if stop_after_steps is not None and position.step >= stop_after_steps:
+        return "paused"
+    return None
+
+
+def show_plan(run, plan, clock, progress):
+    """A new plan: a "plan" log record, and a line when it is the first or moves the total by 1% or more."""
+    position, planned = run.position, run.position.total_steps
+    run.log.write("plan", step=position.step, total_steps=plan.total_steps, planned=planned,
+                  short_steps=plan.short_steps, long_step_seconds=plan.long_step_seconds)
+    if position.step == clock.replan_from or abs(plan.total_steps - planned) >= 0.01 * planned:
+        progress.message(f"step {position.step}: a {run.config.max_seq_length}-token step takes "
+                         f"{plan.long_step_seconds:.2f} s here, so the run plans {plan.total_steps} steps in all "
+                         f"(it planned {planned})")
 
 
 def show_progress(progress, run, clock, recent):

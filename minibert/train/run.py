@@ -1,5 +1,7 @@
 """A pretraining run's objects, opened fresh from a `RunConfig` or restored from its folder's checkpoint, and
-what the loop asks of them: the batches from the run's position on, an evaluation, a checkpoint, the end.
+what the loop asks of them: the batches from the run's position on, a checkpoint, the guesses and the report
+that follow an evaluation, the end. The loop's own state (the position, the plan, the schedule) is the
+loop's to change.
 
 `open_run` builds everything before the first step, so a mistake costs seconds, not a lost run: the folder
 (locked, io/run_lock.py, so two runs never mix in it; a folder that holds another run or files of the
@@ -28,7 +30,6 @@ from minibert.train.checkpointing import (
     restore,
     save_checkpoint,
 )
-from minibert.train.evaluate import evaluate
 from minibert.train.fill_mask import masked_examples
 from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
 from minibert.train.progress import format_duration
@@ -56,69 +57,61 @@ class Run:
     eval_batches: object  # held-out, or None for a corpus too small to hold documents out
     model: object  # BertForPreTraining
     optimizer: object
-    position: RunPosition  # total_steps None: a new run still to be planned from the clock
+    position: RunPosition  # total_steps None: a new run still to be planned from the clock (the loop plans it)
     data_fingerprint: dict
     log: RunLog
     checkpoint: object = None  # the TrainingCheckpoint resumed from
     scheduler: object = None
-    short_steps: int = 0  # the first steps, on the short sequences
     last_checkpoint_step: int | None = None
-    evaluation: object = None  # the last `Evaluation`
-    last_evaluation_step: int | None = None
 
     @property
     def checkpoint_path(self):
         return self.out_dir / CHECKPOINT_FILE
 
     def start_schedule(self, total_steps):
-        """The learning-rate schedule over `total_steps`, and where the short sequences end; a resumed run
-        then takes its schedule's position (and every other state) from the checkpoint."""
-        self.position.total_steps = total_steps
+        """The learning-rate schedule over `total_steps`; a resumed run then takes its schedule's position
+        (and every other state) from the checkpoint."""
         self.scheduler = run_setup.build_scheduler(self.optimizer, self.config, total_steps)
-        self.short_steps = round(self.config.short_share * total_steps) if self.short_batches else 0
         if self.checkpoint is not None:
             restore(self.checkpoint, self.model, self.optimizer, self.scheduler)
             remove_partial_files(self.out_dir)
             self.log.drop_after(self.position.step)
 
-    def batches(self):
-        """(epoch, index in epoch, batch) from the run's position on: short sequences for the first
-        `short_steps` steps, then the long ones."""
+    def batches(self, short):
+        """(epoch, index in epoch, batch) from the run's position on, of the short sequences or the long."""
         position = self.position
-        batches = self.short_batches if position.step < self.short_steps else self.train_batches
+        batches = self.short_batches if short else self.train_batches
         return batch_stream(batches, position.epoch, position.batches_into_epoch)
 
-    def step_config(self):
-        """The settings of the next step: the short steps leave the sentence-pair loss out unless
-        `short_phase_nsp` (docs/learning.md, "A third round")."""
-        short = self.position.step < self.short_steps
+    def step_config(self, short):
+        """The settings of a step: the short steps leave the sentence-pair loss out unless `short_phase_nsp`
+        (docs/learning.md, "A third round")."""
         return self.config.replace(use_nsp=False) if short and not self.config.short_phase_nsp else self.config
 
-    def evaluate(self):
-        self.evaluation = evaluate(self.model, self.eval_batches, self.config.eval_batches, self.config.use_nsp)
-        self.last_evaluation_step = self.position.step
-        self.log.write("eval", step=self.position.step, elapsed=self.position.elapsed_seconds,
-                       **self.evaluation.to_dict())
-        # The report (report.html): the guesses for a few held-out blanks join the log, then the page is
-        # rewritten from the whole log (minibert/train/run_report.py).
+    def log_guesses(self):
+        """What the model guesses for a few held-out blanks now, a "guesses" record for the report's page."""
         self.log.write("guesses", step=self.position.step,
                        **blanks_snapshot(self.model, self.tokenizer, self.eval_batches, self.config.eval_batches))
-        write_pretrain_report(self.out_dir, read_log(self.log.path))
-        return self.evaluation
+
+    def write_report(self):
+        """report.html and report.json, rewritten from the whole log (minibert/train/run_report.py)."""
+        records = read_log(self.log.path)
+        write_pretrain_report(self.out_dir, records)
+        return records
 
     def save(self):
         save_checkpoint(self.checkpoint_path, self.model, self.optimizer, self.scheduler, self.config,
                         self.position, self.data_fingerprint)
         self.last_checkpoint_step = self.position.step
 
-    def finish(self, stopped, show_examples, log):
-        """The end of a session (its last step saved and evaluated): the curves, what to type to go on, and
-        how the model fills masks in held-out text. Returns the `RunResult`."""
+    def finish(self, stopped, evaluation, show_examples, log):
+        """The end of a session (its last step saved and evaluated, `evaluation` the last `Evaluation` or
+        None): the curves, what to type to go on, and how the model fills masks in held-out text. Returns the
+        `RunResult`."""
         position = self.position
         self.log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds,
                        total_steps=position.total_steps)
-        records = read_log(self.log.path)
-        write_pretrain_report(self.out_dir, records)
+        records = self.write_report()
         curves = draw_curves(records, self.out_dir)
         losses = [loss for record in records if record["kind"] == "train" for loss in record["losses"]]
         log(f"{stopped} at step {position.step} of {position.total_steps} after "
@@ -134,7 +127,7 @@ class Run:
             log("how the model fills masks in held-out text:")
             for line in masked_examples(self.model, self.tokenizer, next(self.eval_batches.epoch(0))):
                 log(line)
-        return RunResult(self.out_dir, position.step, position.total_steps, stopped, self.evaluation)
+        return RunResult(self.out_dir, position.step, position.total_steps, stopped, evaluation)
 
 
 def batch_stream(batches, epoch, skip):

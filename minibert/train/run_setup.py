@@ -2,7 +2,7 @@
 
 - `prepare_data`: the shards (built by `build_pretraining_data` when missing) and the vocabulary.
 - `build_model`, `build_scheduler`: the objects of one run, from its `RunConfig` (the optimizer is
-  `minibert.optim.bert_optimizer`).
+  `minibert.optim.bert_optimizer`); `short_steps_for`: where its short sequences end.
 - `config_for_resume`: the saved run's settings, refusing changes that would not continue the same run.
 
 Every check here runs before training starts, so a mistake costs seconds, not a lost run.
@@ -106,6 +106,11 @@ def schedule_for(config, total_steps):
         return partial(warmup_stable_decay, total_steps=total_steps, warmup_steps=warmup_steps,
                        decay_steps=total_steps - cooldown_start(config, total_steps))
     return partial(linear_warmup_linear_decay, total_steps=total_steps, warmup_steps=warmup_steps)
+
+
+def short_steps_for(config, total_steps):
+    """How many of `total_steps` go to the short sequences: the first `short_share` of them (0 without)."""
+    return round(config.short_share * total_steps) if config.short_phase() is not None else 0
 
 
 def cooldown_start(config, total_steps):

@@ -5,14 +5,17 @@ A run planned from the clock times a few forward and backward passes first (`mea
 plans its total from them (`plan_steps`). Those passes, timed near a cold start, can be off by a fifth, and
 the machine may speed up or slow down. A run that ends early wastes its budget, and one cut off by the clock
 never cools its learning rate down. So `RunClock` plans again from the run's own recent steps, a quarter of
-the way in and every REPLAN_EVERY steps after, until the cool-down begins. Between warmup and the cool-down
-the stable-decay schedule is flat, so under the new total the rate goes on at the peak, and a resumed run
-(which reads the total from its checkpoint) computes the same rates.
+the way in and every REPLAN_EVERY steps after, until the cool-down begins: it proposes a `Plan`, and the
+loop takes it (the total, the schedule over it, the step where the long sequences start). Between warmup and
+the cool-down the stable-decay schedule is flat, so under the new total the rate goes on at the peak, and a
+resumed run (which reads the total from its checkpoint) computes the same rates.
 """
 
 import collections
+import contextlib
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +23,7 @@ from minibert.model import pretraining_loss
 from minibert.train.evaluate import run_model
 from minibert.train.presets import MINI_STEPS_TO_LEARN
 from minibert.train.progress import format_duration
-from minibert.train.run_setup import cooldown_start, schedule_for
+from minibert.train.run_setup import cooldown_start, short_steps_for
 
 # A run planned from the clock plans again every REPLAN_EVERY steps, from the time of its last REPLAN_WINDOW
 # steps: about two minutes of the `mini` run, which rides out a minute of a busy machine, while a plan every
@@ -110,9 +113,19 @@ class RecentSteps:
         return sum(self.seconds) / len(self.seconds)
 
 
+@dataclass
+class Plan:
+    """A new plan for the run, which the loop takes: its total steps, and where its short sequences end."""
+
+    total_steps: int
+    short_steps: int
+    long_step_seconds: float  # what the run's own recent steps say a long step takes
+
+
 class RunClock:
     """A run's time: how long it has trained (over every session), its limit, when to evaluate, and, for a
-    new run planned from the clock, its plan (`first_plan`, then `after_step` plans again when due)."""
+    new run planned from the clock, its plan (`first_plan`, then `replan` when `replan_due`). The clock reads
+    the run and changes none of it: it answers and proposes, and the loop assigns."""
 
     def __init__(self, run, started):
         """run: a `Run` (minibert/train/run.py); started: `time.perf_counter()` when the command started.
@@ -135,7 +148,7 @@ class RunClock:
 
     def first_plan(self, log):
         """The steps that fit in what is left of `minutes`, from the measured speed of warm passes; from a
-        quarter of the way in, a stable-decay run plans again (`after_step`). Returns the total."""
+        quarter of the way in, a stable-decay run plans again (`replan`). Returns the total."""
         run, config = self.run, self.run.config
         self.pass_seconds = measure_pass_seconds(run.model, next(run.train_batches.epoch(0)), config.use_nsp)
         if run.short_batches is not None:  # a short pass is cheaper: attention costs S² per sequence
@@ -170,21 +183,21 @@ class RunClock:
         if self.recent_steps is not None:
             self.recent_steps.start(self.elapsed_before, self.evaluation_seconds_in_all)
 
+    def elapsed(self):
+        """The run's training time now, over every session."""
+        return self.elapsed_before + time.perf_counter() - self.session_start
+
     def out_of_time(self):
         return self.time_limit is not None and self.run.position.elapsed_seconds >= self.time_limit
 
     def seconds_left(self):
         return None if self.time_limit is None else self.time_limit - self.run.position.elapsed_seconds
 
-    def after_step(self, progress):
-        """Move the run's clock to now and, when due, plan the run's length again."""
-        position = self.run.position
-        position.elapsed_seconds = self.elapsed_before + time.perf_counter() - self.session_start
+    def step_taken(self, elapsed_seconds, short):
+        """A step ended at `elapsed_seconds` of the run's time (`short`: on the short sequences): a run that
+        plans again counts its time."""
         if self.recent_steps is not None:
-            self.recent_steps.add(position.elapsed_seconds, self.evaluation_seconds_in_all,
-                                  short=position.step <= self.run.short_steps)
-        if self.replan_due():
-            self.replan(progress)
+            self.recent_steps.add(elapsed_seconds, self.evaluation_seconds_in_all, short)
 
     def evaluation_due(self):
         """With `eval_every_minutes`: has the run's time passed a multiple of it since the last evaluation?"""
@@ -193,40 +206,40 @@ class RunClock:
             return False
         return self.run.position.elapsed_seconds // (every * 60) > self.last_evaluation_seconds // (every * 60)
 
-    def evaluated(self, seconds):
-        self.evaluation_seconds = seconds
-        self.evaluation_seconds_in_all += seconds
+    @contextlib.contextmanager
+    def evaluating(self):
+        """Around an evaluation: its time is planned apart from the steps' (`plan_steps`)."""
+        started = time.perf_counter()
+        yield
+        self.evaluation_seconds = time.perf_counter() - started
+        self.evaluation_seconds_in_all += self.evaluation_seconds
         self.last_evaluation_seconds = self.run.position.elapsed_seconds
 
     def replan_due(self):
-        """Every REPLAN_EVERY steps from `replan_from`, while the next step's rate is still the peak: the
-        cool-down's rates depend on the total, so once it begins the total stays."""
+        """Every REPLAN_EVERY steps from `replan_from`, once the window holds enough steps to say what a step
+        takes, while the next step's rate is still the peak: the cool-down's rates depend on the total, so
+        once it begins the total stays."""
         step = self.run.position.step
         if self.replan_from is None or step < self.replan_from or (step - self.replan_from) % REPLAN_EVERY:
             return False
+        if self.recent_steps.long_step_seconds() is None:
+            return False
         return step + 1 < cooldown_start(self.run.config, self.run.position.total_steps)
 
-    def replan(self, progress):
-        """Plan the run's length again from the time its own recent steps take (the module's docstring)."""
-        run, position, config = self.run, self.run.position, self.run.config
+    def replan(self, short_steps):
+        """A new `Plan` from the time the run's own recent steps take (the module's docstring), where the
+        short sequences now end at `short_steps`."""
+        position, config = self.run.position, self.run.config
         long = self.recent_steps.long_step_seconds()
-        if long is None:
-            return
         # a short step costs what the passes timed before training said, against a long one
         short = None if self.short_pass_seconds is None else long * self.short_pass_seconds / self.pass_seconds
-        planned = position.total_steps
         total = plan_steps(short, long, config, self.time_limit - position.elapsed_seconds, position.step,
                            evaluation_seconds=self.evaluation_seconds)
         # The steps taken must keep their learning rates: warmup (a share of the total) must still end by
         # now, and the cool-down must not have begun.
         if config.warmup > 0:
             total = min(total, int(position.step / config.warmup))
-        position.total_steps = max(total, math.ceil((position.step + 1) / (1 - config.decay)))
-        run.scheduler.schedule = schedule_for(config, position.total_steps)
-        if run.short_batches and position.step < run.short_steps:  # still short: the switch moves too
-            run.short_steps = max(round(config.short_share * position.total_steps), position.step + 1)
-        run.log.write("plan", step=position.step, total_steps=position.total_steps, planned=planned,
-                      long_step_seconds=long)
-        if position.step == self.replan_from or abs(position.total_steps - planned) >= 0.01 * planned:
-            progress.message(f"step {position.step}: a {config.max_seq_length}-token step takes {long:.2f} s "
-                             f"here, so the run plans {position.total_steps} steps in all (it planned {planned})")
+        total = max(total, math.ceil((position.step + 1) / (1 - config.decay)))
+        if position.step < short_steps:  # still short: the switch moves with the total
+            short_steps = max(short_steps_for(config, total), position.step + 1)
+        return Plan(total, short_steps, long)

@@ -1,13 +1,15 @@
-"""One training step's update, refused when it is not a finite number, and the step as other code calls it.
+"""One training step: `train_step` is the pretraining step, `checked_update` the update after any loss.
 
-backward -> clip to global norm 1.0 (Google's optimization.py) -> optimizer step -> schedule step. A loss or
-gradient norm that is not a finite number stops training before any weight changes (`TrainingDiverged`,
-naming the parameter the NaN or inf came from), so the weights and the last checkpoint stay good. The
-pretraining loop (pretrain.py) writes these lines out itself; fine-tuning, the experiments, the probe and
-the lessons call `checked_update` and `train_step`.
+forward -> MLM + NSP loss -> backward -> clip to global norm 1.0 (Google's optimization.py) -> optimizer
+step -> schedule step. A loss or gradient norm that is not a finite number stops training before any weight
+changes (`TrainingDiverged`, naming the parameter the NaN or inf came from), so the weights and the last
+checkpoint stay good. The pretraining loop (pretraining_loop.py), the experiments, the probe, the benchmarks
+and the lessons take their pretraining steps with `train_step`; fine-tuning and the lessons' other losses
+call `checked_update` on theirs.
 """
 
 import math
+import time
 from dataclasses import dataclass
 
 from minibert.errors import MinibertError
@@ -58,23 +60,21 @@ class StepResult:
     grad_norm: float  # before clipping
     lr: float  # the learning rate this step used
     seq_length: int  # tokens per sequence of the batch
-    seconds: float = 0.0
-
-
-def step_result(output, batch, loss, mlm_loss, nsp_loss, grad_norm, lr):
-    """A step's numbers for the logs: its losses, its masked-LM and NSP accuracy counts, and its rate."""
-    mlm_right, mlm_total = masked_lm_correct(output.mlm_logits.data, batch["masked_lm_ids"],
-                                             batch["masked_lm_weights"])
-    nsp_right, nsp_total = next_sentence_correct(output.nsp_logits.data, batch["next_sentence_labels"])
-    return StepResult(loss, mlm_loss.item(), nsp_loss.item() if nsp_loss is not None else None, mlm_right,
-                      mlm_total, nsp_right, nsp_total, grad_norm, lr, batch["input_ids"].shape[1])
+    seconds: float  # the step's wall time, batch in hand to weights updated
 
 
 def train_step(model, parameters, optimizer, scheduler, batch, config):
-    """One pretraining step on `batch` (forward, MLM + NSP loss, `checked_update`); returns its StepResult."""
-    lr = optimizer.param_groups[0]["lr"]
+    """One pretraining step on `batch`, with `config`'s `use_nsp` and `max_grad_norm`; returns its StepResult:
+    its losses, its masked-LM and NSP accuracy counts, its rate and its time."""
+    started, lr = time.perf_counter(), optimizer.param_groups[0]["lr"]
+    # forward: the MLM head on the masked positions only; the loss: MLM + NSP (paper §3.1)
     output = run_model(model, batch)
-    loss, mlm, nsp = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
-                                      batch["next_sentence_labels"], use_nsp=config.use_nsp)
+    loss, mlm_loss, nsp_loss = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
+                                                batch["next_sentence_labels"], use_nsp=config.use_nsp)
     value, grad_norm = checked_update(loss, model, parameters, optimizer, scheduler, config.max_grad_norm)
-    return step_result(output, batch, value, mlm, nsp, grad_norm, lr)
+    mlm_right, mlm_total = masked_lm_correct(output.mlm_logits.data, batch["masked_lm_ids"],
+                                             batch["masked_lm_weights"])
+    nsp_right, nsp_total = next_sentence_correct(output.nsp_logits.data, batch["next_sentence_labels"])
+    return StepResult(value, mlm_loss.item(), nsp_loss.item() if nsp_loss is not None else None, mlm_right,
+                      mlm_total, nsp_right, nsp_total, grad_norm, lr, batch["input_ids"].shape[1],
+                      time.perf_counter() - started)
