@@ -218,6 +218,7 @@ class Tensor:
         if grad.shape != self.shape:
             raise ShapeError(f"backward() got a gradient of shape {grad.shape} for a tensor of shape {self.shape}")
 
+        # BEGIN EXERCISE backward_walk: in reverse topological order, each node's backward; sum a tensor's grads
         order = _topological_order(self)
         grads = {id(self): grad}  # gradient of the loss w.r.t. each node reached so far
         for node in reversed(order):
@@ -246,11 +247,13 @@ class Tensor:
                 grads[key] = input_grad if key not in grads else grads[key] + input_grad
             if not retain_graph:
                 function.release()
+        # END EXERCISE
 
 
 def _topological_order(root):
     """Nodes reachable from `root`, each after all of its inputs (iterative DFS: no recursion limit, so a
     chain of 10,000 ops works)."""
+    # BEGIN EXERCISE topological_order: depth-first with a stack; a node goes out after all of its inputs
     order, visited = [], set()
     stack = [(root, False)]
     while stack:
@@ -268,6 +271,7 @@ def _topological_order(root):
                 if parent.requires_grad and id(parent) not in visited:
                     stack.append((parent, False))
     return order
+    # END EXERCISE
 
 
 class Function:

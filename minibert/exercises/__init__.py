@@ -10,7 +10,8 @@ The reference source marks the bodies a student re-implements with `# BEGIN EXER
 """
 
 # `catalog.py` says which exercises belong to which lesson; `checks/test_<id>.py` are their tests;
-# `workspace.py` writes and checks a workspace; `scalar.py` is lesson 01's scalar autograd engine.
+# `workspace.py` writes and checks a workspace; `scalar.py` is lesson 01's scalar autograd engine;
+# `numpy_bert.py` is BERT's forward in plain NumPy, the referee of the layer exercises.
 
 from minibert.exercises.catalog import LESSONS, lesson
 from minibert.exercises.markers import MarkerError, find_exercises

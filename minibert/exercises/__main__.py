@@ -27,7 +27,7 @@ def main(argv=None):
                             ("check", "run the tests of lesson NN against your workspace"),
                             ("reset", "start lesson NN over; the old workspace is kept as <dir>.old (.2.old, ...)")):
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("lesson", help="the lesson number, 01 to 11")
+        sub.add_argument("lesson", help="the lesson number (list shows which have exercises)")
         sub.add_argument("--dir", default=None, help="the workspace folder (default: exercises/NN)")
     args = parser.parse_args(argv)
     try:

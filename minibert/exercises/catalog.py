@@ -27,6 +27,8 @@ LESSONS = (
     )),
     Lesson("02", "02_tensors_broadcasting.py", "tensors, broadcasting and unbroadcast", (
         ("unbroadcast", "unbroadcast(grad, shape): the adjoint of broadcasting is a sum"),
+        ("topological_order", "_topological_order: every node after its inputs, with a stack, not recursion"),
+        ("backward_walk", "Tensor.backward's walk: each op's backward in reverse order, sums for shared tensors"),
     )),
     Lesson("03", "03_gradient_checks.py", "finite-difference gradient checks", (
         ("central_difference", "the central difference inside gradcheck"),
@@ -44,12 +46,19 @@ LESSONS = (
     )),
     Lesson("05b", "05b_encoder_layer.py", "the feed-forward, residual + post-LN, and a BERT's parameters", (
         ("sublayer_output", "SublayerOutput.forward: LayerNorm(residual + Dropout(Dense(h)))"),
+        ("feed_forward", "FeedForward.forward: act(Dense(x)), H widened to I"),
+        ("encoder_layer", "EncoderLayer.forward: the attention sublayer, then the feed-forward sublayer"),
     )),
     Lesson("06", "06_embeddings.py", "input = token + segment + position embeddings", (
         ("embeddings_sum", "BertEmbeddings.forward: token + segment + position, then LayerNorm"),
     )),
     Lesson("06a", "06a_tied_decoder_and_pooler.py", "the MLM decoder tied to the word embeddings, the pooler", (
         ("tied_decoder", "MaskedLMHead.forward: transform(h)·Eᵀ + b with E the word embeddings"),
+        ("pooler", "Pooler.forward: tanh(Dense(h_[CLS]))"),
+        ("encoder_stack", "Encoder.forward: L layers in turn, their probabilities, the positions read"),
+        ("gather_positions", "gather_positions: the vectors at the masked positions, as one embedding lookup"),
+        ("bert_encode", "BertModel.encode: mask, embeddings, encoder, pooler"),
+        ("pretraining_heads", "BertForPreTraining.forward: MLM head at the masked positions, NSP on [CLS]"),
     )),
     Lesson("07", "07_wordpiece.py", "WordPiece: longest match first", (
         ("wordpiece_longest_match", "WordpieceTokenizer._segment: greedy longest match first, or [UNK]"),
@@ -70,9 +79,15 @@ LESSONS = (
         ("adam_moments", "update_moments: the two running averages m and v"),
         ("bias_correction", "bias_corrected_step: the Adam step with m̂ and v̂"),
         ("warmup_decay", "linear_warmup_linear_decay: BERT's learning-rate multiplier"),
+        ("scheduler_apply", "LRScheduler._apply: each group's base rate times the multiplier"),
+        ("optimizer_step", "the optimizer's step: m and v from zero, t counted, every slice updated"),
+        ("adamw_update", "AdamW.update: decoupled weight decay, then the bias-corrected Adam step"),
     )),
     Lesson("11a", "11a_training_dynamics.py", "training dynamics: post-LN needs warmup, pre-LN does not"),
-    Lesson("12", "12_pretrain.py", "pretrain the 4-layer model"),
+    Lesson("12", "12_pretrain.py", "pretrain the 4-layer model", (
+        ("global_grad_norm", "global_grad_norm: all gradients as one vector, its length"),
+        ("clip_grad_norm", "clip_grad_norm: scale every gradient by max_norm/norm when above max_norm"),
+    )),
     Lesson("13", "13_bidirectional_probe.py", "watch bidirectional attention work"),
     Lesson("14", "14_classifier.py", "fine-tune a classifier on [CLS]"),
     Lesson("15", "15_question_answering.py", "question answering with start/end logits"),

@@ -58,8 +58,9 @@ def lesson_exercises(number, package_dir=PACKAGE_DIR):
     """(Lesson, [Exercise, ...]) for lesson `number`, checking that every listed exercise is marked."""
     lesson = catalog.lesson(number)
     if not lesson.exercises:
-        raise ValueError(f"lesson {lesson.number} ({lesson.title}) has no exercises; lessons 01-11 do "
-                         "(python -m minibert.exercises list)")
+        with_exercises = ", ".join(entry.number for entry in catalog.LESSONS if entry.exercises)
+        raise ValueError(f"lesson {lesson.number} ({lesson.title}) has no exercises; lessons {with_exercises} "
+                         "do (python -m minibert.exercises list)")
     marked = scan_package(package_dir)
     missing = [exercise_id for exercise_id in lesson.ids if exercise_id not in marked]
     if missing:

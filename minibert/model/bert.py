@@ -68,9 +68,11 @@ def gather_positions(sequence_output, positions):
     Google's `gather_indexes`: flatten to (B*S, H) and look up rows b*S + p, a row lookup like an embedding
     (F.embedding), whose backward scatter-adds the gradient rows back in one pass.
     """
+    # BEGIN EXERCISE gather_positions: row b*S + p of the (B*S, H) flattened output, looked up like an embedding
     batch, seq_len, hidden = sequence_output.shape
     flat_positions = positions + np.arange(batch)[:, None] * seq_len  # (B, P): row b*S + p of (B*S, H)
     return F.embedding(flat_positions, sequence_output.reshape(batch * seq_len, hidden))
+    # END EXERCISE
 
 
 class AttentionSublayer(Module):
@@ -110,9 +112,11 @@ class EncoderLayer(Module):
     def forward(self, x, mask, asking=None):
         """x (B, S, H) -> (the layer's output (B, S, H), probabilities (B, A, S, S)); with `asking` (B, R, H),
         the output of those R tokens only, every token of x still answering: (B, R, H), (B, A, R, S)."""
+        # BEGIN EXERCISE encoder_layer: the attention sublayer, then the feed-forward and its output sublayer
         x, probs = self.attention(x, mask, asking)  # (B, S, H), or (B, R, H) for the tokens asking
         x = self.output(self.intermediate(x), residual=x)  # (B, S, H) -> (B, S, I) -> (B, S, H)
         return x, probs
+        # END EXERCISE
 
 
 class Encoder(Module):
@@ -126,6 +130,7 @@ class Encoder(Module):
         """Returns (the last layer's output (B, S, H), a list of each layer's (B, A, S, S) probabilities or
         None). With `output_positions` (B, R), only the outputs at those positions, (B, R, H): what the
         pretraining heads read."""
+        # BEGIN EXERCISE encoder_stack: each layer on the previous one's output; keep probabilities if asked; gather
         attentions = [] if output_attentions else None
         for layer in self.layer:
             x, probs = layer(x, mask)
@@ -134,6 +139,7 @@ class Encoder(Module):
         if output_positions is not None:
             x = gather_positions(x, output_positions)  # (B, S, H) -> (B, R, H)
         return x, attentions
+        # END EXERCISE
 
 
 class Pooler(Module):
@@ -144,7 +150,9 @@ class Pooler(Module):
         self.dense = Linear(config.hidden_size, config.hidden_size, rng, config.initializer_range)
 
     def forward(self, sequence_output):
+        # BEGIN EXERCISE pooler: tanh of the dense layer on token 0 ([CLS]) of each sequence
         return self.dense(sequence_output[:, 0]).tanh()  # (B, S, H) -> (B, H)
+        # END EXERCISE
 
 
 @dataclass
@@ -180,8 +188,10 @@ class BertModel(SavableModel):
         """`forward` on a batch already checked by `check_batch` (models with heads check it themselves).
         With `output_positions` (B, R), [CLS] (0) first for the pooler, sequence_output holds only the final
         vectors at those positions, (B, R, H)."""
+        # BEGIN EXERCISE bert_encode: the mask once, the embeddings, the encoder, then the pooler on its output
         # Built once per forward pass; every layer uses it. (B, 1, 1, S) bidirectional, (B, 1, S, S) causal.
         mask = build_attention_mask(attention_mask, attention or self.config.attention)
         x = self.embeddings(input_ids, token_type_ids)  # (B, S, H)
         sequence_output, attentions = self.encoder(x, mask, output_attentions, output_positions)  # (B, S|R, H)
         return BertModelOutput(sequence_output, self.pooler(sequence_output), attentions)
+        # END EXERCISE

@@ -95,6 +95,7 @@ class BertForPreTraining(SavableModel):
         """
         input_ids, token_type_ids, attention_mask = check_batch(self.config, input_ids, token_type_ids,
                                                                 attention_mask)
+        # BEGIN EXERCISE pretraining_heads: read [CLS] and the masked positions; MLM head there, NSP on the pooled
         read = None  # the positions the heads read: every one, unless masked_positions are given
         if masked_positions is not None:  # checked before the expensive part, so a bad batch fails fast
             masked_positions = check_masked_positions(masked_positions, *input_ids.shape)
@@ -108,3 +109,4 @@ class BertForPreTraining(SavableModel):
         nsp_logits = self.cls.seq_relationship(encoded.pooled_output)  # (B, H) -> (B, 2)
         return PreTrainingOutput(encoded.sequence_output, encoded.pooled_output, mlm_logits, nsp_logits,
                                  encoded.attentions)
+        # END EXERCISE

@@ -86,7 +86,9 @@ class FeedForward(Module):
         self.act = activation(hidden_act)
 
     def forward(self, x):
+        # BEGIN EXERCISE feed_forward: widen H to I with the dense layer, then the activation
         return self.act(self.dense(x))  # (B, S, H) -> (B, S, I)
+        # END EXERCISE
 
 
 class SublayerOutput(Module):

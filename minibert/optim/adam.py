@@ -82,6 +82,7 @@ class _AdamFamily(Optimizer):
 
     def step(self):
         """Update every parameter that has a gradient; parameters whose `.grad` is None are left alone."""
+        # BEGIN EXERCISE optimizer_step: m, v start at 0 on a parameter's first step; count steps; update in slices
         for group, position, param, grad in self.parameters_with_gradients():
             state = self.state.get(position)
             if state is None:
@@ -90,6 +91,7 @@ class _AdamFamily(Optimizer):
             state["step"] += 1
             for pieces in _in_slices(param, grad, state["exp_avg"], state["exp_avg_sq"]):
                 self.update(*pieces, state["step"], group)
+        # END EXERCISE
 
     def update(self, param, grad, exp_avg, exp_avg_sq, step, group):
         """Apply this rule to one slice of one parameter, in place."""
@@ -139,12 +141,14 @@ class AdamW(_AdamFamily):
         super().__init__(params, lr, betas, eps, weight_decay)
 
     def update(self, param, grad, exp_avg, exp_avg_sq, step, group):
+        # BEGIN EXERCISE adamw_update: decoupled decay p -= lr·wd·p first, then the moments and the corrected step
         beta1, beta2 = group["betas"]
         if group["weight_decay"] != 0:
             param *= 1 - group["lr"] * group["weight_decay"]  # p -= lr·wd·p
         work = self.work_array(param)
         update_moments(grad, exp_avg, exp_avg_sq, beta1, beta2, work)
         bias_corrected_step(param, exp_avg, exp_avg_sq, step, group["lr"], beta1, beta2, group["eps"], work)
+        # END EXERCISE
 
 
 # Google's BERT code (`optimization.py`, `AdamWeightDecayOptimizer`) leaves bias correction out; Devlin called

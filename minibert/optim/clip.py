@@ -16,12 +16,14 @@ from minibert.errors import ConfigError
 
 def global_grad_norm(parameters):
     """sqrt(sum of every squared gradient entry) over the parameters that have a gradient."""
+    # BEGIN EXERCISE global_grad_norm: the square root of the sum of every gradient entry squared, None skipped
     total = 0.0
     for param in parameters:
         if param.grad is not None:
             flat = param.grad.reshape(-1)
             total += float(np.dot(flat, flat))
     return math.sqrt(total)
+    # END EXERCISE
 
 
 def clip_grad_norm(parameters, max_norm=1.0):
@@ -32,6 +34,7 @@ def clip_grad_norm(parameters, max_norm=1.0):
     """
     if not (isinstance(max_norm, int | float) and max_norm > 0 and math.isfinite(max_norm)):
         raise ConfigError(f"max_norm={max_norm!r} must be a finite number > 0 (BERT clips at 1.0)")
+    # BEGIN EXERCISE clip_grad_norm: above max_norm, scale every gradient in place by max_norm/norm; return norm
     parameters = list(parameters)
     total_norm = global_grad_norm(parameters)
     if math.isfinite(total_norm) and total_norm > max_norm:
@@ -40,3 +43,4 @@ def clip_grad_norm(parameters, max_norm=1.0):
             if param.grad is not None:
                 param.grad *= scale
     return total_norm
+    # END EXERCISE

@@ -116,7 +116,9 @@ class LRScheduler:
         self._apply()
 
     def _apply(self):
+        # BEGIN EXERCISE scheduler_apply: every group's lr = its base lr times schedule(step_count)
         multiplier = self.schedule(self.step_count)
         for group, base_lr in zip(self.optimizer.param_groups, self.base_lrs, strict=True):
             group["lr"] = base_lr * multiplier
+        # END EXERCISE
 
