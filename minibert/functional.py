@@ -21,14 +21,17 @@ class LinearOp(Function):
     """
 
     def forward(self, x, weight, bias=None):
+        # BEGIN EXERCISE linear_forward: fold the leading axes into rows, rows·Wᵀ (+ b), unfold
         rows = x.reshape(-1, x.shape[-1])  # (N, in), N = product of the leading axes
         y = kernels.matmul_forward(rows, weight.T)  # (N, in) @ (in, out) -> (N, out)
         if bias is not None:
             y += bias
         self.rows, self.weight, self.x_shape = rows, weight, x.shape
         return y.reshape(*x.shape[:-1], weight.shape[0])
+        # END EXERCISE
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE linear_backward: dx = dy·W, dW = dyᵀ·x over all rows, db = Σ dy over rows; None if unneeded
         # y = x Wᵀ + b  ->  dx = dy W,  dW = dyᵀ x,  db = dy summed over rows
         grad_rows = grad_output.reshape(-1, self.weight.shape[0])  # (N, out)
         grad_x = grad_weight = grad_bias = None
@@ -40,6 +43,7 @@ class LinearOp(Function):
         if has_bias and self.needs_grad[2]:
             grad_bias = grad_rows.sum(axis=0)  # (out,)
         return (grad_x, grad_weight, grad_bias) if has_bias else (grad_x, grad_weight)
+        # END EXERCISE
 
 
 def linear(x, weight, bias=None):

@@ -81,6 +81,7 @@ def installed(mutant):
     function = module
     for name in names:
         function = vars(function)[name]
+    function = getattr(function, "__func__", function)  # a classmethod's code lives on its function
     mutated = compile(fill_source(source, exercise.path, {exercise.id: mutated_body(mutant)}), str(path), "exec")
     code = find_code(mutated, node.name, function.__code__.co_firstlineno)
     assert code is not None and code.co_freevars == function.__code__.co_freevars

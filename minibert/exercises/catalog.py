@@ -28,13 +28,20 @@ LESSONS = (
     Lesson("02", "02_tensors_broadcasting.py", "tensors, broadcasting and unbroadcast", (
         ("unbroadcast", "unbroadcast(grad, shape): the adjoint of broadcasting is a sum"),
         ("topological_order", "_topological_order: every node after its inputs, with a stack, not recursion"),
+        ("function_apply", "Function.apply: run an op's forward and record it only if a gradient is wanted"),
         ("backward_walk", "Tensor.backward's walk: each op's backward in reverse order, sums for shared tensors"),
     )),
     Lesson("03", "03_gradient_checks.py", "finite-difference gradient checks", (
         ("central_difference", "the central difference inside gradcheck"),
+        ("linear_forward", "LinearOp.forward: x·Wᵀ + b with the leading axes folded into rows"),
+        ("linear_backward", "LinearOp.backward: dx = dy·W, dW = dyᵀ·x, db = Σ dy"),
+        ("matmul_backward", "matmul_backward_numpy: grad_a = grad_c·bᵀ, grad_b = aᵀ·grad_c"),
     )),
     Lesson("04", "04_kernels.py", "the kernels: softmax, GELU, LayerNorm, Numba vs NumPy", (
+        ("softmax_forward", "softmax_forward_numpy: mask, subtract the row max, exp, normalise"),
         ("softmax_backward", "softmax_backward_numpy: the softmax Jacobian times a vector"),
+        ("gelu_backward", "gelu_backward_numpy: Φ(x) + x·φ(x), and the tanh form's derivative"),
+        ("layer_norm_forward", "layer_norm_forward_numpy: normalise each row, then weight and bias"),
         ("layer_norm_backward", "layer_norm_backward_numpy: mean and variance depend on every input"),
     )),
     Lesson("05", "05_attention_masks.py", "attention and masks: GPT vs BERT is one mask", (
@@ -51,6 +58,7 @@ LESSONS = (
     )),
     Lesson("06", "06_embeddings.py", "input = token + segment + position embeddings", (
         ("embeddings_sum", "BertEmbeddings.forward: token + segment + position, then LayerNorm"),
+        ("embedding_backward", "scatter_add_rows_numpy: each gradient row added back at its id"),
     )),
     Lesson("06a", "06a_tied_decoder_and_pooler.py", "the MLM decoder tied to the word embeddings, the pooler", (
         ("tied_decoder", "MaskedLMHead.forward: transform(h)·Eᵀ + b with E the word embeddings"),
@@ -74,6 +82,8 @@ LESSONS = (
     Lesson("10", "10_mlm_loss.py", "the MLM loss vs GPT's shifted loss", (
         ("mlm_loss", "pretraining_loss: weighted MLM loss on the masked slots, plus NSP"),
         ("causal_lm_loss", "causal_lm_loss: every position predicts the next token"),
+        ("cross_entropy_forward", "softmax_cross_entropy_forward_numpy: logsumexp minus the target's logit"),
+        ("cross_entropy_backward", "softmax_cross_entropy_backward_numpy: softmax minus one-hot, times grad"),
     )),
     Lesson("11", "11_adam_schedule.py", "Adam, warmup and linear decay", (
         ("adam_moments", "update_moments: the two running averages m and v"),

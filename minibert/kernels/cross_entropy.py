@@ -26,18 +26,22 @@ from minibert.kernels.simd import VECTOR_SUMS, fast_exp, fast_exp_single, vector
 
 
 def softmax_cross_entropy_forward_numpy(logits, targets):
+    # BEGIN EXERCISE cross_entropy_forward: logsumexp of each row (max subtracted first), minus the target's logit
     row_max = logits.max(axis=-1, keepdims=True)  # (N, 1)
     logsumexp = (row_max + np.log(np.exp(logits - row_max).sum(axis=-1, keepdims=True)))[:, 0]  # (N,)
     nll = logsumexp - logits[np.arange(len(targets)), targets]  # (N,)
     return nll, logsumexp
+    # END EXERCISE
 
 
 def softmax_cross_entropy_backward_numpy(grad_nll, logits, targets, logsumexp):
+    # BEGIN EXERCISE cross_entropy_backward: (softmax(z) - onehot(t)) times each row's grad_nll
     # nll = logsumexp(z) - z[t]  =>  d nll / dz_j = softmax(z)_j - [j == t]
     # and softmax(z) = exp(z - logsumexp(z))
     grad_logits = np.exp(logits - logsumexp[:, None])  # (N, C)
     grad_logits[np.arange(len(targets)), targets] -= 1.0
     return grad_logits * grad_nll[:, None]
+    # END EXERCISE
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ def gelu_forward_numpy(x, approximate="none"):
 
 
 def gelu_backward_numpy(grad_y, x, approximate="none"):
+    # BEGIN EXERCISE gelu_backward: grad_y times dy/dx; exact: Φ(x) + x·φ(x); tanh form: differentiate through u
     if approximate == "tanh":
         # y = 0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3)
         # dy/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx,  du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
@@ -61,6 +62,7 @@ def gelu_backward_numpy(grad_y, x, approximate="none"):
     cdf = 0.5 * (1.0 + erf_numpy(x * INV_SQRT_2))
     pdf = INV_SQRT_2PI * np.exp(-0.5 * x * x)
     return grad_y * (cdf + x * pdf)
+    # END EXERCISE
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -19,8 +19,10 @@ def matmul_forward_numpy(a, b):
 
 
 def matmul_backward_numpy(grad_c, a, b):
+    # BEGIN EXERCISE matmul_backward: grad_a = grad_c·bᵀ, grad_b = aᵀ·grad_c (transpose the last two axes)
     # c = a @ b, i.e. c_mn = sum_k a_mk b_kn  =>  grad_a = grad_c @ b^T,  grad_b = a^T @ grad_c
     return grad_c @ b.swapaxes(-1, -2), a.swapaxes(-1, -2) @ grad_c
+    # END EXERCISE
 
 
 # ---------------------------------------------------------------------------------------------------------

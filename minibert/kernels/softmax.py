@@ -42,11 +42,13 @@ def prepare_mask(mask, x, op):
 # Readable references (vectorised NumPy)
 
 def softmax_forward_numpy(x, mask=None):
+    # BEGIN EXERCISE softmax_forward: add the mask, subtract each row's max, exponentiate, normalise over the last axis
     z = x if mask is None else x + mask  # (..., C)
     # softmax(z) = softmax(z - c) for any c; with c = the row max the largest term is exp(0) = 1: no overflow
     z = z - z.max(axis=-1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=-1, keepdims=True)
+    # END EXERCISE
 
 
 def softmax_backward_numpy(grad_y, y):
