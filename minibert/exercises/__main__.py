@@ -10,7 +10,7 @@ from minibert.surrogates import show_escaped_on
 
 def list_lessons():
     marked = workspace.scan_package()
-    for lesson in catalog.LESSONS:
+    for lesson in (*catalog.LESSONS, catalog.CAPSTONE):
         print(f"{lesson.number}  {lesson.title}   (lessons/{lesson.script})")
         for exercise_id, task in lesson.exercises:
             where = marked[exercise_id].path if exercise_id in marked else "NOT MARKED YET"
@@ -27,7 +27,7 @@ def main(argv=None):
                             ("check", "run the tests of lesson NN against your workspace"),
                             ("reset", "start lesson NN over; the old workspace is kept as <dir>.old (.2.old, ...)")):
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("lesson", help="the lesson number (list shows which have exercises)")
+        sub.add_argument("lesson", help="the lesson number (list shows which have exercises), or capstone")
         sub.add_argument("--dir", default=None, help="the workspace folder (default: exercises/NN)")
     args = parser.parse_args(argv)
     try:

@@ -111,12 +111,29 @@ LESSONS = (
 )
 
 
+# The bodies one training step runs (forward, MLM + NSP loss, backward, clipping, AdamW, the schedule), in
+# the order to write them; tests/test_exercise_share.py checks this list against what a step executes.
+STEP = ("function_apply", "unbroadcast", "topological_order", "backward_walk", "linear_forward", "linear_backward",
+        "matmul_backward", "softmax_forward", "softmax_backward", "gelu_backward", "layer_norm_forward",
+        "layer_norm_backward", "embedding_backward", "cross_entropy_forward", "cross_entropy_backward",
+        "embeddings_sum", "attention_mask", "split_heads", "attention_forward", "sublayer_output", "feed_forward",
+        "encoder_layer", "encoder_stack", "gather_positions", "pooler", "bert_encode", "tied_decoder",
+        "pretraining_heads", "mlm_loss", "global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction",
+        "adamw_update", "optimizer_step", "warmup_decay", "scheduler_apply")
+TASKS = {exercise_id: task for entry in LESSONS for exercise_id, task in entry.exercises}
+CAPSTONE = Lesson("capstone", "12_pretrain.py", "BERT from a blank page: every body of one training step",
+                  tuple((exercise_id, TASKS[exercise_id]) for exercise_id in STEP))
+
+
 def lesson(number):
-    """The Lesson numbered `number` ("5", "05" or 5 all work; "5a" or "05a" for the lesson after 05)."""
+    """The Lesson numbered `number` ("5", "05" or 5 all work; "5a" or "05a" for the lesson after 05), or the
+    capstone ("capstone")."""
+    if str(number).strip() == CAPSTONE.number:
+        return CAPSTONE
     parts = re.fullmatch(r"(\d+)([a-z]?)", str(number).strip())
     key = f"{int(parts[1]):02d}{parts[2]}" if parts else str(number)
     for entry in LESSONS:
         if entry.number == key:
             return entry
-    raise KeyError(f"there is no lesson {number!r}; lessons are 01..{LESSONS[-1].number} "
+    raise KeyError(f"there is no lesson {number!r}; lessons are 01..{LESSONS[-1].number}, and the capstone "
                    "(python -m minibert.exercises list)")

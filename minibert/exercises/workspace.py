@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from minibert.exercises import catalog
+from minibert.exercises import capstone, catalog
 from minibert.exercises.markers import MarkerError, fill_source, find_exercises, stub_source
 from minibert.io.overwrite import free_name
 from minibert.surrogates import shown
@@ -26,6 +26,10 @@ from minibert.surrogates import shown
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the reference minibert/ that stubs are cut from
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 CONFTEST_TEMPLATE = Path(__file__).resolve().parent / "workspace_conftest.py"
+CAPSTONE_TEST = Path(__file__).resolve().parent / "capstone_test.py"
+# HuggingFace's outputs on a fixed batch, stored in the repository (tests/fixtures/golden/README.md): the
+# capstone's end-to-end reference.
+GOLDEN_DIR = PACKAGE_DIR.parent / "tests" / "fixtures" / "golden"
 METADATA = ".exercise.json"
 RESULTS = ".results.json"
 PYTEST_INI = "[pytest]\naddopts = -q --tb=short\ntestpaths = tests\n"
@@ -78,6 +82,10 @@ def start(number, directory=None, overwrite=False, package_dir=PACKAGE_DIR):
                                   f"start over with: python -m minibert.exercises reset {lesson.number}"
                                   f"{'' if directory == default_dir(number) else f' --dir {directory}'}")
         _remove_workspace(directory)
+    golden = GOLDEN_DIR / capstone.GOLDEN_FOLDER
+    if lesson is catalog.CAPSTONE and not golden.is_dir():
+        raise FileNotFoundError(f"the capstone compares your BERT with HuggingFace's outputs stored in {golden}, "
+                                "which is not there; run it from a checkout of the minibert repository")
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copytree(package_dir, directory / "minibert", ignore=COPY_IGNORE)
 
@@ -91,6 +99,9 @@ def start(number, directory=None, overwrite=False, package_dir=PACKAGE_DIR):
     (directory / "tests").mkdir()
     for exercise in exercises:
         shutil.copy(CHECKS_DIR / f"test_{exercise.id}.py", directory / "tests")
+    if lesson is catalog.CAPSTONE:
+        shutil.copy(CAPSTONE_TEST, directory / "tests" / "test_capstone.py")
+        shutil.copytree(golden, directory / "tests" / "golden")
     shutil.copy(CONFTEST_TEMPLATE, directory / "conftest.py")
     (directory / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
     (directory / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
@@ -163,6 +174,8 @@ def _workspace_files(metadata):
     """The files `check` needs: the copy of minibert holding the student's code, the tests, pytest's setup."""
     paths = {entry["path"] for entry in metadata["exercises"]}
     tests = [f"tests/test_{entry['id']}.py" for entry in metadata["exercises"]]
+    if metadata["lesson"] == catalog.CAPSTONE.number:
+        tests.append("tests/test_capstone.py")
     return ["minibert", *sorted(paths), *tests, "conftest.py", "pytest.ini"]
 
 
