@@ -9,11 +9,11 @@ fails) and these four parts, in order of cost:
    student's BERT loads those weights and must give the same numbers in float64.
 2. `whole_loss_gradcheck`: the MLM + NSP loss of a float64 BERT in training mode, dropout on, against
    central differences for every parameter (sampled entries).
-3. `update_steps`: the student's backward, clipping, AdamW and schedule for three steps on one batch: the
-   loss must fall and every weight move by at most about the learning rate.
+3. `update_steps`: the student's `train_step` (backward, clipping, AdamW, the schedule) three times on one
+   batch: the loss must fall and every weight move by at most about the learning rate.
 4. `train_tiny`: the student's loop trains `tiny` on the `synthetic` corpus for TRAIN_STEPS steps and must
-   reach a held-out masked-LM accuracy of MIN_HELD_OUT_MLM_ACCURACY (docs/exercises.md gives the
-   reference's figure and the time).
+   reach a held-out masked-LM accuracy of MIN_HELD_OUT_MLM_ACCURACY (docs/performance.md gives the
+   reference's figure and the time `check capstone` takes).
 """
 
 import numpy as np
@@ -21,7 +21,7 @@ import numpy as np
 from minibert import gradcheck
 from minibert.io import load_arrays
 from minibert.model import BertForPreTraining, pretraining_loss
-from minibert.optim import LRScheduler, bert_optimizer, clip_grad_norm, linear_warmup_linear_decay
+from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 
 GOLDEN_FOLDER = "bert_f64"  # the float64 reference of tests/fixtures/golden
 TRAIN_STEPS = 200
@@ -94,27 +94,25 @@ def whole_loss_gradcheck():
 
 
 def update_steps(steps=3, lr=1e-2):
-    """backward, clip to 1.0, AdamW and a warmup schedule, three times on one batch: the loss falls, no
-    entry moves by more than the schedule's largest rate times a little (Adam's step is about lr at most),
-    and the rate follows the schedule."""
+    """The student's `train_step` (forward, loss, backward, clipping, AdamW, the schedule) three times on one
+    batch: the loss falls, the rate follows the schedule, the counts are the batch's, and no entry moves by
+    more than about the learning rate per step (Adam's step is about lr at most)."""
+    from minibert.train import run_preset, train_step
+
     model = small_model(dropout=0.0).train()
     start = {name: parameter.data.copy() for name, parameter in model.named_parameters()}
     optimizer = bert_optimizer(model.named_parameters(), lr=lr, rule="adamw")
     scheduler = LRScheduler(optimizer, lambda step: linear_warmup_linear_decay(step, 10, 2))
-    losses, rates = [], []
-    for _ in range(steps):
-        rates.append(optimizer.param_groups[0]["lr"])
-        loss = batch_loss(model)
-        losses.append(loss.item())
-        loss.backward()
-        clip_grad_norm(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-    losses.append(batch_loss(model).item())
-    np.testing.assert_allclose(rates, [lr * linear_warmup_linear_decay(step, 10, 2) for step in range(steps)],
+    batch = {"input_ids": IDS, "segment_ids": TYPES, "input_mask": MASK, "masked_lm_positions": POSITIONS,
+             "masked_lm_ids": TARGETS, "masked_lm_weights": WEIGHTS, "next_sentence_labels": LABELS}
+    config = run_preset("tiny")
+    results = [train_step(model, model.parameters(), optimizer, scheduler, batch, config) for _ in range(steps)]
+    np.testing.assert_allclose([result.lr for result in results],
+                               [lr * linear_warmup_linear_decay(step, 10, 2) for step in range(steps)],
                                err_msg="the learning rate does not follow the schedule")
-    assert losses[-1] < losses[0], f"three updates did not lower the loss: {losses}"
+    assert all((result.mlm_total, result.nsp_total) == (4, 3) for result in results), "4 real slots, 3 pairs"
+    final = batch_loss(model).item()
+    assert final < results[0].loss, f"three updates did not lower the loss: {results[0].loss} -> {final}"
     for name, parameter in model.named_parameters():
         moved = np.abs(parameter.data - start[name]).max()
         assert 0 < moved <= 1.1 * steps * lr, f"{name} moved by {moved:.3g} in {steps} steps of lr <= {lr}"

@@ -97,6 +97,9 @@ LESSONS = (
     Lesson("12", "12_pretrain.py", "pretrain the 4-layer model", (
         ("global_grad_norm", "global_grad_norm: all gradients as one vector, its length"),
         ("clip_grad_norm", "clip_grad_norm: scale every gradient by max_norm/norm when above max_norm"),
+        ("update_step", "checked_update: backward, clip, optimizer step, schedule step, gradients cleared"),
+        ("masked_lm_correct", "masked_lm_correct: right guesses over the real masked slots"),
+        ("train_step", "train_step: the pretraining step, forward to the updated weights"),
     )),
     Lesson("13", "13_bidirectional_probe.py", "watch bidirectional attention work"),
     Lesson("14", "14_classifier.py", "fine-tune a classifier on [CLS]"),
@@ -119,7 +122,8 @@ STEP = ("function_apply", "unbroadcast", "topological_order", "backward_walk", "
         "embeddings_sum", "attention_mask", "split_heads", "attention_forward", "sublayer_output", "feed_forward",
         "encoder_layer", "encoder_stack", "gather_positions", "pooler", "bert_encode", "tied_decoder",
         "pretraining_heads", "mlm_loss", "global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction",
-        "adamw_update", "optimizer_step", "warmup_decay", "scheduler_apply")
+        "adamw_update", "optimizer_step", "warmup_decay", "scheduler_apply", "update_step", "masked_lm_correct",
+        "train_step")
 TASKS = {exercise_id: task for entry in LESSONS for exercise_id, task in entry.exercises}
 CAPSTONE = Lesson("capstone", "12_pretrain.py", "BERT from a blank page: every body of one training step",
                   tuple((exercise_id, TASKS[exercise_id]) for exercise_id in STEP))

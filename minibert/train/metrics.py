@@ -19,10 +19,12 @@ def masked_lm_correct(mlm_logits, masked_lm_ids, masked_lm_weights):
 
     mlm_logits (B, P, V) array; masked_lm_ids (B, P) the original tokens; masked_lm_weights (B, P).
     """
+    # BEGIN EXERCISE masked_lm_correct: argmax guesses equal to the original ids, counted where the weight is not 0
     guesses = np.argmax(mlm_logits, axis=-1)  # (B, P)
     counted = np.asarray(masked_lm_weights) > 0  # (B, P)
     correct = np.count_nonzero((guesses == np.asarray(masked_lm_ids)) & counted)
     return int(correct), int(np.count_nonzero(counted))
+    # END EXERCISE
 
 
 def next_sentence_correct(nsp_logits, next_sentence_labels):

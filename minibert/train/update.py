@@ -38,6 +38,7 @@ def refuse_if_not_finite(value, what, model, optimizer=None, advice=""):
 def checked_update(loss, model, parameters, optimizer, scheduler, max_grad_norm, loss_name="loss", advice=""):
     """backward -> clip -> optimizer step -> schedule step; returns the loss value and the gradient norm
     before clipping. Raises `TrainingDiverged` before any weight changes when either is not finite."""
+    # BEGIN EXERCISE update_step: refuse a non-finite loss; backward, clip, refuse a non-finite norm; step, schedule
     value = refuse_if_not_finite(loss.item(), loss_name, model, advice=advice)
     loss.backward()
     grad_norm = clip_grad_norm(parameters, max_grad_norm)
@@ -46,6 +47,7 @@ def checked_update(loss, model, parameters, optimizer, scheduler, max_grad_norm,
     scheduler.step()
     optimizer.zero_grad()
     return value, grad_norm
+    # END EXERCISE
 
 
 @dataclass
@@ -66,6 +68,7 @@ class StepResult:
 def train_step(model, parameters, optimizer, scheduler, batch, config):
     """One pretraining step on `batch`, with `config`'s `use_nsp` and `max_grad_norm`; returns its StepResult:
     its losses, its masked-LM and NSP accuracy counts, its rate and its time."""
+    # BEGIN EXERCISE train_step: note the rate; forward at the masked slots, MLM + NSP loss, checked_update, counts
     started, lr = time.perf_counter(), optimizer.param_groups[0]["lr"]
     # forward: the MLM head on the masked positions only; the loss: MLM + NSP (paper §3.1)
     output = run_model(model, batch)
@@ -78,3 +81,4 @@ def train_step(model, parameters, optimizer, scheduler, batch, config):
     return StepResult(value, mlm_loss.item(), nsp_loss.item() if nsp_loss is not None else None, mlm_right,
                       mlm_total, nsp_right, nsp_total, grad_norm, lr, batch["input_ids"].shape[1],
                       time.perf_counter() - started)
+    # END EXERCISE
