@@ -141,11 +141,13 @@ def layer_norm(x, weight, bias, eps=1e-12):
 
 class DropoutOp(Function):
     def forward(self, x, p, rng):
+        # BEGIN EXERCISE dropout_forward: keep with probability 1 - p, the kept scaled by 1/(1 - p); save the scale
         # Inverted dropout: keep each element with probability 1 - p, and scale the kept ones by 1/(1 - p)
         # now, so the expected output equals the input and eval mode needs no rescaling.
         keep = rng.random(x.shape) >= p  # True with probability 1 - p
         self.scale = keep / np.asarray(1.0 - p, dtype=x.dtype)  # 1/(1 - p) where kept, else 0
         return x * self.scale
+        # END EXERCISE
 
     def backward(self, grad_output):
         # y = x * scale  ->  dy/dx = scale: 1/(1 - p) for kept elements, 0 for dropped ones
@@ -194,12 +196,14 @@ def embedding(ids, weight):
 
 class CrossEntropyOp(Function):
     def forward(self, logits, targets, weights, denominator):
+        # BEGIN EXERCISE cross_entropy_op: the rows' nll from the kernel, weighted by weights/denominator, summed
         rows = logits.reshape(-1, logits.shape[-1])  # (N, C)
         self.logits_shape = logits.shape
         self.rows, self.targets = rows, targets.reshape(-1)
         nll, self.logsumexp = kernels.softmax_cross_entropy_forward(rows, self.targets)  # (N,)
         self.weights = (weights.reshape(-1) / denominator).astype(logits.dtype)  # (N,)
         return np.asarray((self.weights * nll).sum(), dtype=logits.dtype)
+        # END EXERCISE
 
     def backward(self, grad_output):
         # loss = sum_i w_i * nll_i (w already divided by the denominator)

@@ -15,7 +15,7 @@ from minibert.kernels import use_backend
 
 UPDATE_BODIES = {"global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction", "adamw_update",
                  "optimizer_step", "warmup_decay", "scheduler_apply", "update_step", "masked_lm_correct",
-                 "train_step"}
+                 "train_step", "dropout_forward"}
 
 
 def blank(exercise_id):

@@ -51,10 +51,12 @@ class Mul(Function):
         return a * b
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE mul_backward: each input's gradient is grad times the other input, unbroadcast to its own shape
         # out = a * b  ->  d/da = b, d/db = a
         grad_a = unbroadcast(grad_output * self.b, self.a.shape) if self.needs_grad[0] else None
         grad_b = unbroadcast(grad_output * self.a, self.b.shape) if self.needs_grad[1] else None
         return grad_a, grad_b
+        # END EXERCISE
 
 
 class Div(Function):
@@ -183,6 +185,7 @@ class MatMul(Function):
         return kernels.matmul_forward(a_full, b_full)
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE matmul_op_backward: 2-D b: fold a into rows; else broadcast the batch axes, then unbroadcast
         # out = a @ b  ->  d/da = grad @ b^T, d/db = a^T @ grad
         a, b = self.a, self.b
         if b.ndim == 2:
@@ -193,6 +196,7 @@ class MatMul(Function):
         grad_a, grad_b = kernels.matmul_backward(grad_output, np.broadcast_to(a, batch + a.shape[-2:]),
                                                  np.broadcast_to(b, batch + b.shape[-2:]))
         return unbroadcast(grad_a, a.shape), unbroadcast(grad_b, b.shape)
+        # END EXERCISE
 
 
 # ---------------------------------------------------------------------------------------------------------

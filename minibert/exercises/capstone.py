@@ -94,12 +94,14 @@ def whole_loss_gradcheck():
 
 
 def update_steps(steps=3, lr=1e-2):
-    """The student's `train_step` (forward, loss, backward, clipping, AdamW, the schedule) three times on one
-    batch: the loss falls, the rate follows the schedule, the counts are the batch's, and no entry moves by
+    """The student's `train_step` (forward with dropout, loss, backward, clipping, AdamW, the schedule) three
+    times on one batch: the loss falls, the rate follows the schedule, the counts are the batch's, and no entry moves by
     more than about the learning rate per step (Adam's step is about lr at most)."""
     from minibert.train import run_preset, train_step
 
-    model = small_model(dropout=0.0).train()
+    model = small_model(dropout=0.1)
+    first = batch_loss(model.eval()).item()  # judged without dropout, trained with it
+    model.train()
     start = {name: parameter.data.copy() for name, parameter in model.named_parameters()}
     optimizer = bert_optimizer(model.named_parameters(), lr=lr, rule="adamw")
     scheduler = LRScheduler(optimizer, lambda step: linear_warmup_linear_decay(step, 10, 2))
@@ -111,8 +113,8 @@ def update_steps(steps=3, lr=1e-2):
                                [lr * linear_warmup_linear_decay(step, 10, 2) for step in range(steps)],
                                err_msg="the learning rate does not follow the schedule")
     assert all((result.mlm_total, result.nsp_total) == (4, 3) for result in results), "4 real slots, 3 pairs"
-    final = batch_loss(model).item()
-    assert final < results[0].loss, f"three updates did not lower the loss: {results[0].loss} -> {final}"
+    final = batch_loss(model.eval()).item()
+    assert final < first, f"three updates did not lower the loss: {first} -> {final}"
     for name, parameter in model.named_parameters():
         moved = np.abs(parameter.data - start[name]).max()
         assert 0 < moved <= 1.1 * steps * lr, f"{name} moved by {moved:.3g} in {steps} steps of lr <= {lr}"

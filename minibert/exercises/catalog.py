@@ -29,6 +29,7 @@ LESSONS = (
         ("unbroadcast", "unbroadcast(grad, shape): the adjoint of broadcasting is a sum"),
         ("topological_order", "_topological_order: every node after its inputs, with a stack, not recursion"),
         ("function_apply", "Function.apply: run an op's forward and record it only if a gradient is wanted"),
+        ("mul_backward", "Mul.backward: each input gets grad times the other, summed back to its shape"),
         ("backward_walk", "Tensor.backward's walk: each op's backward in reverse order, sums for shared tensors"),
     )),
     Lesson("03", "03_gradient_checks.py", "finite-difference gradient checks", (
@@ -36,6 +37,7 @@ LESSONS = (
         ("linear_forward", "LinearOp.forward: x·Wᵀ + b with the leading axes folded into rows"),
         ("linear_backward", "LinearOp.backward: dx = dy·W, dW = dyᵀ·x, db = Σ dy"),
         ("matmul_backward", "matmul_backward_numpy: grad_a = grad_c·bᵀ, grad_b = aᵀ·grad_c"),
+        ("matmul_op_backward", "MatMul.backward: rows folded for a weight, batch axes broadcast and summed back"),
     )),
     Lesson("04", "04_kernels.py", "the kernels: softmax, GELU, LayerNorm, Numba vs NumPy", (
         ("softmax_forward", "softmax_forward_numpy: mask, subtract the row max, exp, normalise"),
@@ -54,6 +56,7 @@ LESSONS = (
     Lesson("05b", "05b_encoder_layer.py", "the feed-forward, residual + post-LN, and a BERT's parameters", (
         ("sublayer_output", "SublayerOutput.forward: LayerNorm(residual + Dropout(Dense(h)))"),
         ("feed_forward", "FeedForward.forward: act(Dense(x)), H widened to I"),
+        ("dropout_forward", "DropoutOp.forward: keep with probability 1 - p, scaled by 1/(1 - p)"),
         ("encoder_layer", "EncoderLayer.forward: the attention sublayer, then the feed-forward sublayer"),
     )),
     Lesson("06", "06_embeddings.py", "input = token + segment + position embeddings", (
@@ -84,6 +87,7 @@ LESSONS = (
         ("causal_lm_loss", "causal_lm_loss: every position predicts the next token"),
         ("cross_entropy_forward", "softmax_cross_entropy_forward_numpy: logsumexp minus the target's logit"),
         ("cross_entropy_backward", "softmax_cross_entropy_backward_numpy: softmax minus one-hot, times grad"),
+        ("cross_entropy_op", "CrossEntropyOp.forward: the rows' nll, weighted, over the denominator"),
     )),
     Lesson("11", "11_adam_schedule.py", "Adam, warmup and linear decay", (
         ("adam_moments", "update_moments: the two running averages m and v"),
@@ -116,14 +120,14 @@ LESSONS = (
 
 # The bodies one training step runs (forward, MLM + NSP loss, backward, clipping, AdamW, the schedule), in
 # the order to write them; tests/test_exercise_share.py checks this list against what a step executes.
-STEP = ("function_apply", "unbroadcast", "topological_order", "backward_walk", "linear_forward", "linear_backward",
-        "matmul_backward", "softmax_forward", "softmax_backward", "gelu_backward", "layer_norm_forward",
-        "layer_norm_backward", "embedding_backward", "cross_entropy_forward", "cross_entropy_backward",
-        "embeddings_sum", "attention_mask", "split_heads", "attention_forward", "sublayer_output", "feed_forward",
-        "encoder_layer", "encoder_stack", "gather_positions", "pooler", "bert_encode", "tied_decoder",
-        "pretraining_heads", "mlm_loss", "global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction",
-        "adamw_update", "optimizer_step", "warmup_decay", "scheduler_apply", "update_step", "masked_lm_correct",
-        "train_step")
+STEP = ("function_apply", "mul_backward", "unbroadcast", "topological_order", "backward_walk", "linear_forward",
+        "linear_backward", "matmul_backward", "matmul_op_backward", "softmax_forward", "softmax_backward",
+        "gelu_backward", "layer_norm_forward", "layer_norm_backward", "embedding_backward", "cross_entropy_forward",
+        "cross_entropy_backward", "cross_entropy_op", "dropout_forward", "embeddings_sum", "attention_mask",
+        "split_heads", "attention_forward", "sublayer_output", "feed_forward", "encoder_layer", "encoder_stack",
+        "gather_positions", "pooler", "bert_encode", "tied_decoder", "pretraining_heads", "mlm_loss",
+        "global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction", "adamw_update", "optimizer_step",
+        "warmup_decay", "scheduler_apply", "update_step", "masked_lm_correct", "train_step")
 TASKS = {exercise_id: task for entry in LESSONS for exercise_id, task in entry.exercises}
 CAPSTONE = Lesson("capstone", "12_pretrain.py", "BERT from a blank page: every body of one training step",
                   tuple((exercise_id, TASKS[exercise_id]) for exercise_id in STEP))
