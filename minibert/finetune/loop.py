@@ -38,7 +38,7 @@ from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.probe_start import start_head_from_probe
 from minibert.finetune.report import write_ending, write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
-from minibert.nn import Dropout
+from minibert.nn.layers import Dropout
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.interrupt import StopRequest, how_it_stopped
 from minibert.train.logs import LOG_FILE, RunLog, read_log
