@@ -23,10 +23,11 @@ from numba import njit, prange
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
-from kernels import A, B, H, S, best_ms  # noqa: E402  (bench/kernel_speed.py: the same shapes and timer)
+from kernel_speed import A, B, H, S, best_ms  # noqa: E402  (the same shapes and timer)
 
 from minibert.autograd import Tensor  # noqa: E402
-from minibert.kernels import dropout, simd  # noqa: E402
+from minibert.fast.kernels import seeded_dropout as dropout  # noqa: E402
+from minibert.kernels import simd  # noqa: E402
 from minibert.optim import AdamW, adam  # noqa: E402
 
 

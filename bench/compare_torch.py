@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from model import describe_isa, describe_threads, make_batch, run_as_isa, training_model, use_training_setup  # noqa: E402, E501
 
-from minibert import kernels  # noqa: E402
+from minibert.fast import kernels  # noqa: E402  (the fused kernels fast/ops.py calls)
 from minibert.fast.profile import profile_ops  # noqa: E402
 from minibert.model import BertConfig, BertForPreTraining, pretraining_loss  # noqa: E402
 from minibert.optim import AdamW  # noqa: E402

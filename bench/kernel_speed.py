@@ -41,7 +41,7 @@ from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 from minibert.fast.allocator import reuse_freed_memory  # noqa: E402
 from minibert.fast.kernels import add_norm, bias_gelu  # noqa: E402
 from minibert.fast.kernels import seeded_dropout as dropout  # noqa: E402
-from minibert.kernels import cross_entropy, gelu, layernorm, matmul, softmax  # noqa: E402
+from minibert.kernels import cross_entropy, gelu, layernorm, softmax  # noqa: E402
 
 B, S, H, A, FFN, VOCAB, MASKED = 32, 128, 256, 4, 1024, 8192, 20
 D = H // A
@@ -94,10 +94,10 @@ def cases(rng):
     def matmul_case(a, b, grad_c):
         def step(forward, backward):
             return lambda: (forward(a, b), backward(grad_c, a, b))
-        def loop_backward(grad_c, a, b):  # matmul_backward_numpy's two products, by the loop kernel
-            return blocked_matmul(grad_c, b.swapaxes(-1, -2)), blocked_matmul(a.swapaxes(-1, -2), grad_c)
-        blas = step(matmul.matmul_forward_numpy, matmul.matmul_backward_numpy)
-        return step(blocked_matmul, loop_backward), blas, blas
+        def backward(product):  # `@`'s two gradient products (autograd/ops.py MatMul), by `product`
+            return lambda grad_c, a, b: (product(grad_c, b.swapaxes(-1, -2)), product(a.swapaxes(-1, -2), grad_c))
+        blas = step(np.matmul, backward(np.matmul))
+        return step(blocked_matmul, backward(blocked_matmul)), blas, blas
 
     def softmax_step(m):
         return forward_backward(lambda: m.softmax_forward_numba(scores, padding),

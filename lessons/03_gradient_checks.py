@@ -16,7 +16,7 @@ from minibert import Tensor, gradcheck
 from minibert import functional as F
 from minibert.autograd import Function
 from minibert.errors import GradcheckError
-from minibert.nn import MultiHeadSelfAttention
+from minibert.nn.transformer import MultiHeadSelfAttention
 
 # %% [markdown]
 # ## Central beats forward, and float64 beats float32

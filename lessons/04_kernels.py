@@ -14,8 +14,11 @@ import course
 import numpy as np
 from blocked_matmul import blocked_matmul
 
-from minibert import Tensor, kernels, use_backend
+from minibert import Tensor, use_backend
 from minibert import functional as F
+from minibert.kernels.gelu import gelu_backward, gelu_forward
+from minibert.kernels.layernorm import layer_norm_forward
+from minibert.kernels.softmax import softmax_backward, softmax_forward
 from minibert.viz import line_chart, line_chart_svg
 
 # %% [markdown]
@@ -30,22 +33,22 @@ scores = np.array([1000.0, 999.0, 990.0])
 with np.errstate(over="ignore", invalid="ignore"):
     literal = np.exp(scores) / np.exp(scores).sum()
 print("literal softmax of [1000, 999, 990]:", literal)
-print("softmax kernel                     :", kernels.softmax_forward(scores))
-print("same as softmax of [10, 9, 0]      :", kernels.softmax_forward(scores - 990))
-assert np.isnan(literal).any() and np.allclose(kernels.softmax_forward(scores), kernels.softmax_forward(scores - 990))
+print("softmax kernel                     :", softmax_forward(scores))
+print("same as softmax of [10, 9, 0]      :", softmax_forward(scores - 990))
+assert np.isnan(literal).any() and np.allclose(softmax_forward(scores), softmax_forward(scores - 990))
 
 # %% [markdown]
 # Its backward needs only the output y: dy_i/dx_j = y_i(δ_ij - y_j), so
 # grad_x = y ⊙ (grad_y - Σ_j grad_y_j·y_j). That is the exercise of this lesson.
 
 # %%
-y = kernels.softmax_forward(np.array([2.0, 1.0, 0.1]))
+y = softmax_forward(np.array([2.0, 1.0, 0.1]))
 jacobian = np.diag(y) - np.outer(y, y)
 grad_y = np.array([1.0, 0.0, 0.0])
 print("Jacobian row-sum (softmax ignores constant shifts):", jacobian.sum(axis=1).round(12))
 print("grad_x from the Jacobian:", jacobian @ grad_y)
-print("grad_x from the kernel:  ", kernels.softmax_backward(grad_y, y))
-assert np.allclose(jacobian.sum(axis=1), 0) and np.allclose(jacobian @ grad_y, kernels.softmax_backward(grad_y, y))
+print("grad_x from the kernel:  ", softmax_backward(grad_y, y))
+assert np.allclose(jacobian.sum(axis=1), 0) and np.allclose(jacobian @ grad_y, softmax_backward(grad_y, y))
 
 # %% [markdown]
 # ## GELU vs ReLU: the negative half-axis
@@ -61,8 +64,8 @@ assert np.allclose(jacobian.sum(axis=1), 0) and np.allclose(jacobian @ grad_y, k
 # %%
 xs = np.linspace(-4, 3, 141)
 ones = np.ones_like(xs)
-gelu, relu = kernels.gelu_forward(xs), np.maximum(xs, 0)
-dgelu, drelu = kernels.gelu_backward(ones, xs), (xs > 0).astype(float)
+gelu, relu = gelu_forward(xs), np.maximum(xs, 0)
+dgelu, drelu = gelu_backward(ones, xs), (xs > 0).astype(float)
 print(f"{'x':>6} {'gelu':>8} {'relu':>6} {'dgelu/dx':>9} {'drelu/dx':>9}")
 for value in (-3.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0):
     i = int(np.argmin(abs(xs - value)))
@@ -71,7 +74,7 @@ print(line_chart({"gelu'(x)": (xs, dgelu), "relu'(x)": (xs, drelu)}, width=60, h
                  title="derivatives: GELU's is non-zero for x < 0 (dips below 0 near x = -0.75)"))
 course.save("04_gelu_relu.svg", line_chart_svg({"GELU": (xs, gelu), "ReLU": (xs, relu), "GELU'": (xs, dgelu),
                                                 "ReLU'": (xs, drelu)}, "GELU vs ReLU", "x", "value"))
-tanh_form = kernels.gelu_forward(xs, "tanh")
+tanh_form = gelu_forward(xs, "tanh")
 print(f"exact (erf) vs tanh-approximate GELU, largest gap on [-4, 3]: {abs(gelu - tanh_form).max():.1e}")
 assert np.all(dgelu[xs < -0.5] != 0) and np.all(drelu[xs < 0] == 0) and abs(gelu - tanh_form).max() < 1e-3
 
@@ -83,7 +86,7 @@ assert np.all(dgelu[xs < -0.5] != 0) and np.all(drelu[xs < 0] == 0) and abs(gelu
 
 # %%
 h = np.random.default_rng(0).normal(3.0, 5.0, size=(2, 8))
-out, mean, rstd = kernels.layer_norm_forward(h, np.ones(8), np.zeros(8), 1e-12)
+out, mean, rstd = layer_norm_forward(h, np.ones(8), np.zeros(8), 1e-12)
 print("before: row means", h.mean(1).round(3), "row std", h.std(1).round(3))
 print("after:  row means", out.mean(1).round(12), "row std", out.std(1).round(6))
 print("the forward also returns mean and 1/std for the backward:", mean.round(3), rstd.round(4))
@@ -133,12 +136,12 @@ weight, bias = np.ones(256, np.float32), np.zeros(256, np.float32)
 pre_activation = rng.standard_normal((1024, 1024)).astype(np.float32)
 start = time.perf_counter()
 with use_backend("numba"):
-    kernels.softmax_forward(attention_scores[:2])
+    softmax_forward(attention_scores[:2])
 print(f"first Numba call (compile or cache load): {time.perf_counter() - start:.2f} s")
 print(f"{'kernel':<28} {'numpy ms':>9} {'numba ms':>9}")
-for name, fn in [("softmax (16384, 128)", lambda: kernels.softmax_forward(attention_scores)),
-                 ("layer_norm (4096, 256)", lambda: kernels.layer_norm_forward(hidden, weight, bias, 1e-12)),
-                 ("gelu (1024, 1024)", lambda: kernels.gelu_forward(pre_activation))]:
+for name, fn in [("softmax (16384, 128)", lambda: softmax_forward(attention_scores)),
+                 ("layer_norm (4096, 256)", lambda: layer_norm_forward(hidden, weight, bias, 1e-12)),
+                 ("gelu (1024, 1024)", lambda: gelu_forward(pre_activation))]:
     timings = []
     for backend in ("numpy", "numba"):
         with use_backend(backend):

@@ -15,7 +15,7 @@ import numpy as np
 
 from minibert import Tensor
 from minibert.model import build_attention_mask, mask_matrix
-from minibert.nn import MultiHeadSelfAttention
+from minibert.nn.transformer import MultiHeadSelfAttention
 from minibert.viz import heatmap, heatmap_svg, mask_grid
 
 TOKENS = "我 喜欢 猫 睡 在 沙发 上".split()

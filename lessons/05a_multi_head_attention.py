@@ -16,7 +16,7 @@ import numpy as np
 from minibert import Tensor
 from minibert import functional as F
 from minibert.model import build_attention_mask
-from minibert.nn import MultiHeadSelfAttention
+from minibert.nn.transformer import MultiHeadSelfAttention
 from minibert.viz import line_chart, line_chart_svg
 
 # %% [markdown]

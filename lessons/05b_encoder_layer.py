@@ -20,7 +20,9 @@ from minibert import functional as F
 from minibert.config import BertConfig
 from minibert.model import BertForPreTraining
 from minibert.model.memory import count_parameters
-from minibert.nn import FeedForward, LayerNorm, Linear, Module, ModuleList, SublayerOutput
+from minibert.nn.layers import LayerNorm, Linear
+from minibert.nn.module import Module, ModuleList
+from minibert.nn.transformer import FeedForward, SublayerOutput
 from minibert.viz import line_chart, line_chart_svg
 
 # %% [markdown]

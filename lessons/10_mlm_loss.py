@@ -17,9 +17,9 @@ import course
 import numpy as np
 
 from minibert import Tensor, fast
-from minibert import functional as F
 from minibert.data import MaskingConfig, SpecialTokens, create_masked_lm_predictions
 from minibert.model import BertConfig, BertForPreTraining, causal_lm_loss, pretraining_loss
+from minibert.model.losses import cross_entropy
 from minibert.tokenizer import BertTokenizer
 from minibert.viz import heatmap, heatmap_svg
 
@@ -46,7 +46,7 @@ model = BertForPreTraining(config, seed=0).eval()
 logits = Tensor(model(masked.input_ids[None]).mlm_logits.data, requires_grad=True)  # no masked_positions
 weights = np.zeros((1, seq_len))
 weights[0, masked.positions] = 1.0  # mask_weights: 1 where chosen
-F.cross_entropy(logits, ids[None], weights=weights).backward()
+cross_entropy(logits, ids[None], weights=weights).backward()
 bert_rows = np.abs(logits.grad[0]).sum(-1) > 0  # (S,): which positions got gradient
 
 causal_logits = Tensor(model(ids[None], attention="causal").mlm_logits.data, requires_grad=True)

@@ -15,7 +15,7 @@ import course
 import numpy as np
 
 from minibert.model import BertConfig, BertModel
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 from minibert.optim import Adam, AdamW, BertAdam, LRScheduler, bert_param_groups, linear_warmup_linear_decay
 from minibert.viz import line_chart, line_chart_svg
 

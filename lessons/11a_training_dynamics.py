@@ -21,9 +21,11 @@ import course
 import numpy as np
 
 from minibert import fast
-from minibert import functional as F
 from minibert.model import BertConfig, BertEmbeddings, EncoderLayer
-from minibert.nn import FeedForward, LayerNorm, Linear, Module, ModuleList, MultiHeadSelfAttention, Parameter
+from minibert.model.losses import cross_entropy
+from minibert.nn.layers import LayerNorm, Linear
+from minibert.nn.module import Module, ModuleList, Parameter
+from minibert.nn.transformer import FeedForward, MultiHeadSelfAttention
 from minibert.optim import AdamW, BertAdam, LRScheduler, linear_warmup_linear_decay
 from minibert.viz import heatmap, heatmap_svg, line_chart, line_chart_svg
 
@@ -192,7 +194,7 @@ def train(kind, warmup, seed):
     for _ in range(STEPS):
         ids, targets = topic_batch(rng)
         scores, outputs = model(ids)
-        loss = F.cross_entropy(scores, targets, ignore_index=-100)
+        loss = cross_entropy(scores, targets, ignore_index=-100)
         model.zero_grad()
         loss.backward()
         before = [[p.data.copy() for p in layer] for layer in weights]

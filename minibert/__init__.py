@@ -15,8 +15,9 @@ import importlib
 _WHERE = {
     "fast": "minibert.fast", "functional": "minibert.functional", "optim": "minibert.optim",
     "Tensor": "minibert.autograd", "concat": "minibert.autograd", "no_grad": "minibert.autograd",
-    "stack": "minibert.autograd", "gradcheck": "minibert.gradient_check", "get_backend": "minibert.kernels",
-    "set_backend": "minibert.kernels", "use_backend": "minibert.kernels", "PRESETS": "minibert.model",
+    "stack": "minibert.autograd", "gradcheck": "minibert.gradient_check",
+    "get_backend": "minibert.kernels.dispatch", "set_backend": "minibert.kernels.dispatch",
+    "use_backend": "minibert.kernels.dispatch", "PRESETS": "minibert.model",
     "BertConfig": "minibert.model", "BertForPreTraining": "minibert.model", "BertModel": "minibert.model",
     "build_attention_mask": "minibert.model", "causal_lm_loss": "minibert.model", "mask_matrix": "minibert.model",
     "pretraining_loss": "minibert.model", "BertTokenizer": "minibert.tokenizer",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from minibert.errors import ConfigError
 from minibert.io.strict_json import short_repr
-from minibert.nn.activations import ACTIVATIONS
+from minibert.nn.transformer import ACTIVATIONS
 from minibert.validation import is_number
 
 ATTENTION_KINDS = ("bidirectional", "causal")

@@ -1,15 +1,19 @@
 """The neural-network ops BERT is made of, imported as `F` (`from minibert import functional as F`).
 
-Each is a `Function` whose forward and backward call a kernel from `minibert/kernels/`: a Numba kernel or
-its plain-NumPy reference, chosen by `minibert.set_backend`. The kernels work on arrays; this module wires
-them into the graph.
+These are the ops of one encoder layer: linear, GELU, softmax, LayerNorm, dropout. Each is a `Function`
+whose forward and backward call a kernel from `minibert/kernels/` (a Numba kernel or its plain-NumPy
+reference, chosen by `minibert.set_backend`), or NumPy's BLAS product for `linear`. The kernels work on
+arrays; this module wires them into the graph. The embedding lookup is nn/embedding.py's, the cross-entropy
+model/losses.py's.
 """
 
 import numpy as np
 
-from minibert import kernels
 from minibert.autograd.tensor import Function, Tensor
-from minibert.errors import ShapeError
+from minibert.kernels.dispatch import check_matmul
+from minibert.kernels.gelu import gelu_backward, gelu_forward
+from minibert.kernels.layernorm import layer_norm_backward, layer_norm_forward
+from minibert.kernels.softmax import log_softmax_backward, log_softmax_forward, softmax_backward, softmax_forward
 
 
 class LinearOp(Function):
@@ -22,8 +26,8 @@ class LinearOp(Function):
 
     def forward(self, x, weight, bias=None):
         # BEGIN EXERCISE linear_forward: fold the leading axes into rows, rows·Wᵀ (+ b), unfold
-        rows = x.reshape(-1, x.shape[-1])  # (N, in), N = product of the leading axes
-        y = kernels.matmul_forward(rows, weight.T)  # (N, in) @ (in, out) -> (N, out)
+        rows, weight_t = check_matmul(x.reshape(-1, x.shape[-1]), weight.T, "linear")  # (N, in), N = leading axes
+        y = np.matmul(rows, weight_t)  # (N, in) @ (in, out) -> (N, out), by BLAS
         if bias is not None:
             y += bias
         self.rows, self.weight, self.x_shape = rows, weight, x.shape
@@ -36,9 +40,9 @@ class LinearOp(Function):
         grad_rows = grad_output.reshape(-1, self.weight.shape[0])  # (N, out)
         grad_x = grad_weight = grad_bias = None
         if self.needs_grad[0]:
-            grad_x = kernels.matmul_forward(grad_rows, self.weight).reshape(self.x_shape)  # (N, out) @ (out, in)
+            grad_x = np.matmul(grad_rows, self.weight).reshape(self.x_shape)  # (N, out) @ (out, in)
         if self.needs_grad[1]:
-            grad_weight = kernels.matmul_forward(grad_rows.T, self.rows)  # (out, N) @ (N, in) -> (out, in)
+            grad_weight = np.matmul(grad_rows.T, self.rows)  # (out, N) @ (N, in) -> (out, in)
         has_bias = len(self.needs_grad) == 3
         if has_bias and self.needs_grad[2]:
             grad_bias = grad_rows.sum(axis=0)  # (out,)
@@ -54,11 +58,11 @@ def linear(x, weight, bias=None):
 class GELUOp(Function):
     def forward(self, x, approximate="none"):
         self.x, self.approximate = x, approximate
-        return kernels.gelu_forward(x, approximate)
+        return gelu_forward(x, approximate)
 
     def backward(self, grad_output):
         # y = x Φ(x)  ->  dy/dx = Φ(x) + x φ(x) (or the tanh form's derivative), in the kernel
-        return kernels.gelu_backward(grad_output, self.x, self.approximate)
+        return gelu_backward(grad_output, self.x, self.approximate)
 
 
 def gelu(x, approximate="none"):
@@ -79,20 +83,20 @@ def additive_mask(mask, dtype):
 
 class SoftmaxOp(Function):
     def forward(self, x, mask=None):
-        self.y = kernels.softmax_forward(x, mask)
+        self.y = softmax_forward(x, mask)
         return self.y
 
     def backward(self, grad_output):
-        return kernels.softmax_backward(grad_output, self.y)
+        return softmax_backward(grad_output, self.y)
 
 
 class LogSoftmaxOp(Function):
     def forward(self, x, mask=None):
-        self.y = kernels.log_softmax_forward(x, mask)
+        self.y = log_softmax_forward(x, mask)
         return self.y
 
     def backward(self, grad_output):
-        return kernels.log_softmax_backward(grad_output, self.y)
+        return log_softmax_backward(grad_output, self.y)
 
 
 def _softmax_op(op, x, axis, mask):
@@ -126,12 +130,12 @@ def log_softmax(x, axis=-1, mask=None):
 
 class LayerNormOp(Function):
     def forward(self, x, weight, bias, eps=1e-12):
-        y, self.mean, self.rstd = kernels.layer_norm_forward(x, weight, bias, eps)
+        y, self.mean, self.rstd = layer_norm_forward(x, weight, bias, eps)
         self.x, self.weight = x, weight
         return y
 
     def backward(self, grad_output):
-        return kernels.layer_norm_backward(grad_output, self.x, self.weight, self.mean, self.rstd)
+        return layer_norm_backward(grad_output, self.x, self.weight, self.mean, self.rstd)
 
 
 def layer_norm(x, weight, bias, eps=1e-12):
@@ -168,78 +172,3 @@ def check_dropout(p, training, rng):
         raise ValueError(f"dropout probability p={p} must be in [0, 1)")
     if training and p > 0.0 and rng is None:
         raise ValueError("dropout in training mode needs rng=numpy.random.default_rng(seed), so runs are reproducible")
-
-
-class EmbeddingOp(Function):
-    def forward(self, ids, weight):
-        if not np.issubdtype(ids.dtype, np.integer):
-            raise TypeError(f"embedding ids must be integers, got dtype {ids.dtype}")
-        if ids.size and (ids.min() < 0 or ids.max() >= weight.shape[0]):
-            bad = ids[(ids < 0) | (ids >= weight.shape[0])].ravel()[0]
-            raise ShapeError(f"id {bad} is outside the embedding table of {weight.shape[0]} rows "
-                             f"(valid ids are 0..{weight.shape[0] - 1})")
-        self.ids, self.weight_shape = ids, weight.shape
-        return weight[ids]  # (..., H)
-
-    def backward(self, grad_output):
-        # out = weight[ids]  ->  each row of weight gets the sum of the gradients at the places its id appears
-        grad_weight = kernels.scatter_add_rows(self.ids, grad_output.reshape(-1, self.weight_shape[1]),
-                                               self.weight_shape[0])  # (V, H)
-        return None, grad_weight
-
-
-def embedding(ids, weight):
-    """Look up one row of `weight` (V, H) per id: out[..., :] = weight[ids[...]]."""
-    ids = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
-    return EmbeddingOp.apply(ids, weight)
-
-
-class CrossEntropyOp(Function):
-    def forward(self, logits, targets, weights, denominator):
-        # BEGIN EXERCISE cross_entropy_op: the rows' nll from the kernel, weighted by weights/denominator, summed
-        rows = logits.reshape(-1, logits.shape[-1])  # (N, C)
-        self.logits_shape = logits.shape
-        self.rows, self.targets = rows, targets.reshape(-1)
-        nll, self.logsumexp = kernels.softmax_cross_entropy_forward(rows, self.targets)  # (N,)
-        self.weights = (weights.reshape(-1) / denominator).astype(logits.dtype)  # (N,)
-        return np.asarray((self.weights * nll).sum(), dtype=logits.dtype)
-        # END EXERCISE
-
-    def backward(self, grad_output):
-        # loss = sum_i w_i * nll_i (w already divided by the denominator)
-        #   ->  d/dlogits_i = w_i * (softmax_i - onehot_i)
-        grad_rows = kernels.softmax_cross_entropy_backward(grad_output * self.weights, self.rows, self.targets,
-                                                           self.logsumexp)
-        return grad_rows.reshape(self.logits_shape), None, None
-
-
-def cross_entropy(logits, targets, weights=None, ignore_index=None):
-    """Softmax cross-entropy from logits (..., C) and integer targets (...).
-
-    - no weights: the mean over positions (positions whose target is `ignore_index` are left out);
-    - weights (...): sum(w·nll) / (sum(w) + 1e-5), BERT's masked-LM form, where padding slots carry w = 0.
-    """
-    targets = targets.data if isinstance(targets, Tensor) else np.asarray(targets)
-    if not np.issubdtype(targets.dtype, np.integer):
-        raise TypeError(f"cross_entropy targets must be integer class ids, got dtype {targets.dtype}")
-    if targets.shape != logits.shape[:-1]:
-        raise ShapeError(f"cross_entropy: targets of shape {targets.shape} do not match logits of shape "
-                         f"{logits.shape} (targets must be logits.shape[:-1] = {logits.shape[:-1]})")
-    valid = np.ones(targets.shape, dtype=bool) if ignore_index is None else targets != ignore_index
-    num_classes = logits.shape[-1]
-    bad = valid & ((targets < 0) | (targets >= num_classes))
-    if bad.any():
-        or_ignored = ", or ignore_index" if ignore_index is not None else ""
-        raise ShapeError(f"cross_entropy target {targets[bad].ravel()[0]} is outside the {num_classes} classes "
-                         f"(valid ids are 0..{num_classes - 1}{or_ignored})")
-    safe_targets = np.where(valid, targets, 0)
-    if weights is None:
-        weights, denominator = valid, max(int(valid.sum()), 1)
-    else:
-        weights = weights.data if isinstance(weights, Tensor) else np.asarray(weights)
-        if weights.shape != targets.shape:
-            raise ShapeError(f"cross_entropy weights of shape {weights.shape} must match targets {targets.shape}")
-        weights = weights * valid
-        # BERT's masked-LM loss (run_pretraining.py): the 1e-5 keeps a batch with no masked token finite.
-        denominator = weights.sum() + 1e-5
-    return CrossEntropyOp.apply(logits, safe_targets, weights, denominator=denominator)

@@ -20,7 +20,7 @@ settings.load_profile("minibert")
 @pytest.fixture(params=["numpy", "numba"])
 def backend(request):
     """Run the test on one backend, then restore the previous one."""
-    from minibert.kernels import use_backend
+    from minibert.kernels.dispatch import use_backend
     with use_backend(request.param):
         yield request.param
 

@@ -10,8 +10,8 @@ import pytest
 from exercise_mutants import Mutant
 from test_exercise_mutants import MARKED, installed
 
+from minibert import use_backend
 from minibert.exercises import capstone, catalog, workspace
-from minibert.kernels import use_backend
 
 UPDATE_BODIES = {"global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction", "adamw_update",
                  "optimizer_step", "warmup_decay", "scheduler_apply", "update_step", "masked_lm_correct",

@@ -18,7 +18,7 @@ from exercise_mutants import MUTANTS
 from minibert.errors import GradcheckError
 from minibert.exercises import catalog, workspace
 from minibert.exercises.markers import fill_source
-from minibert.kernels import use_backend
+from minibert.kernels.dispatch import use_backend
 
 MARKED = workspace.scan_package()
 # What a referee may fail with: its assertions, gradcheck's report, or pytest's "DID NOT RAISE".

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from minibert import use_backend
 from minibert.config import BertConfig
 from minibert.exercises import catalog, workspace
-from minibert.kernels import use_backend
 from minibert.model import BertForPreTraining
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train import run_preset, train_step

@@ -33,7 +33,8 @@ from minibert.fast.kernels import add_norm, attention_weights, bias_gelu, matmul
 from minibert.fast.kernels import seeded_dropout as dropout
 from minibert.fast.modules import PrunedEncoder
 from minibert.fast.threads import PARALLEL_MIN_ELEMENTS, launch
-from minibert.kernels import DtypeError, gelu, layernorm, softmax
+from minibert.kernels import gelu, layernorm, softmax
+from minibert.kernels.dispatch import DtypeError
 
 keeps = st.sampled_from([1.0, 0.9, 0.5])
 
@@ -251,7 +252,7 @@ def test_fused_self_attention_equals_the_core_layer(backend, mask_kind):
     different streams): the same context, weights and gradients for x and every parameter; and
     self_attention with dropout passes the finite-difference check (its draws replayed from its seed)."""
     from minibert.fast.modules import FusedSelfAttention
-    from minibert.nn import MultiHeadSelfAttention
+    from minibert.nn.transformer import MultiHeadSelfAttention
 
     x = np.random.default_rng(1).standard_normal((2, 5, 8))
     keep = np.ones((2, 1, 5, 5), dtype=bool) if mask_kind == "causal" else np.ones((2, 1, 1, 5), dtype=bool)

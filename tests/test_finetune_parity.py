@@ -27,7 +27,7 @@ from minibert.finetune import load_finetuned
 from minibert.finetune.classification import ClassificationTask
 from minibert.finetune.loop import FineTuneConfig, build_model, default_learning_rate, finetune_step, recipe_optimizer
 from minibert.io.packaged_model import extract_packaged_model, packaged_model_zip
-from minibert.nn import Dropout
+from minibert.nn.layers import Dropout
 from minibert.tokenizer import BertTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -22,7 +22,7 @@ from minibert.experiments.runner import run_experiment
 from minibert.finetune import FineTuneConfig
 from minibert.finetune.linear_probe import RIDGE_GRID, fit_chosen_on_held_out, fit_linear_classifier, last_best, predict
 from minibert.model import BertConfig, BertModel
-from minibert.nn import Dropout
+from minibert.nn.layers import Dropout
 from tests import test_ladder
 
 TINY_BUDGET = test_ladder.TINY_BUDGET

@@ -84,14 +84,3 @@ def test_the_pretraining_loop_is_one_function_shorter_than_150_lines():
     tree = ast.parse((PACKAGE / "train" / "pretraining_loop.py").read_text(encoding="utf-8"))
     loop = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "pretrain")
     assert loop.end_lineno - loop.lineno + 1 < 150
-
-
-def test_design_md_lists_at_most_seven_files_for_one_attention_layer():
-    """The numbered list under "Following one attention layer" names at most seven files, each of which
-    exists, the model's first and a kernel last."""
-    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-    section = text.split("## Following one attention layer", 1)[1].split("\n## ", 1)[0]
-    files = re.findall(r"^\d+\. `(minibert/[\w/]+\.py)`", section, re.M)
-    assert 1 <= len(files) <= 7, files
-    assert all((ROOT / name).is_file() for name in files), files
-    assert files[0] == "minibert/model/bert.py" and files[-1].startswith("minibert/kernels/")

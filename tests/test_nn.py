@@ -12,19 +12,10 @@ from hypothesis import strategies as st
 
 from minibert import Tensor, gradcheck
 from minibert.errors import CheckpointError, ConfigError
-from minibert.nn import (
-    Dropout,
-    Embedding,
-    FeedForward,
-    LayerNorm,
-    Linear,
-    Module,
-    ModuleList,
-    MultiHeadSelfAttention,
-    Parameter,
-    SublayerOutput,
-    activation,
-)
+from minibert.nn.embedding import Embedding
+from minibert.nn.layers import Dropout, LayerNorm, Linear
+from minibert.nn.module import Module, ModuleList, Parameter
+from minibert.nn.transformer import FeedForward, MultiHeadSelfAttention, SublayerOutput, activation
 
 
 def leaf(shape, seed=0):

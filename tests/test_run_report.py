@@ -19,7 +19,7 @@ from minibert.finetune.readers import TextExample
 from minibert.model import BertConfig
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import SPECIAL_TOKENS
-from minibert.train import pretrain, run_report
+from minibert.train import pretrain, pretraining_loop, run_report
 from minibert.train.logs import read_log
 from minibert.train.run_report import REPORT_DATA, REPORT_PAGE, unigram_baseline
 from minibert.train.update import TrainingDiverged
@@ -125,6 +125,34 @@ def test_the_fine_tuning_report_counts_every_dev_example_once(tmp_path):
     assert len(report["mistakes"]) == 8 - np.trace(counts)
     assert all(mistake["label"] != mistake["predicted"] for mistake in report["mistakes"])
     assert [entry["epoch"] for entry in report["epochs"]] == [1, 2] and report["run"]["finished"]
+
+
+@pytest.mark.parametrize("error, status", [(KeyboardInterrupt(), "interrupted"),
+                                           (TrainingDiverged("loss is nan"), "diverged"),
+                                           (MemoryError(), "failed")])
+def test_a_pretraining_run_that_ends_early_says_so_in_its_report(small_corpus, tmp_path, monkeypatch, error,
+                                                                  status):
+    """A second Ctrl-C (which lands inside a step, past the loop's own stop), a diverged step or an error in
+    step 4 of 6: the report, written at step 2's evaluation, says how the run ended instead of "running",
+    the error goes on to the caller, and the run resumes from its last checkpoint to the end."""
+    folder, steps = tmp_path / "run", []
+    real_step = pretraining_loop.train_step
+
+    def step_then_fail(*args):
+        steps.append(1)
+        if len(steps) == 4:
+            raise error
+        return real_step(*args)
+
+    monkeypatch.setattr(pretraining_loop, "train_step", step_then_fail)
+    config = small_config(small_corpus, steps=6, eval_every=2, checkpoint_every=2)
+    with pytest.raises(type(error)):
+        pretrain(config, folder, data_dir=small_corpus.parent, **quiet())
+    assert report_of(folder)["run"]["status"] == status
+    assert status in (folder / REPORT_PAGE).read_text("utf-8")
+    monkeypatch.setattr(pretraining_loop, "train_step", real_step)
+    assert pretrain(None, folder, resume=True, data_dir=small_corpus.parent, **quiet()).step == 6
+    assert report_of(folder)["run"]["status"] == "finished"
 
 
 @pytest.mark.parametrize("error, status", [(KeyboardInterrupt(), "interrupted"),

@@ -9,9 +9,9 @@ restates the forward line being differentiated. Binary ops broadcast like NumPy;
 
 import numpy as np
 
-from minibert import kernels
 from minibert.autograd.tensor import Function, Tensor, unbroadcast
 from minibert.errors import ShapeError
+from minibert.kernels.dispatch import check_matmul
 
 
 def _broadcast_shape(a_shape, b_shape, op):
@@ -167,8 +167,9 @@ class MatMul(Function):
     """`a @ b` for 2-D and batched N-D arrays, broadcasting batch dimensions like NumPy.
 
     The common case in a transformer is activations (..., K) times a weight (K, N): the leading dimensions
-    are folded into rows, so one large matmul runs instead of a batch of small ones. `kernels.matmul_forward`
-    is NumPy's `a @ b`, which calls BLAS; kernels/matmul.py checks that the shapes fit.
+    are folded into rows, so one large matmul runs instead of a batch of small ones. The product is NumPy's
+    `np.matmul`, which calls BLAS (hand-tuned code no loop of ours beat: lessons/blocked_matmul.py), after
+    the one check that the operands fit (`check_matmul`, kernels/dispatch.py).
     """
 
     def forward(self, a, b):
@@ -177,24 +178,23 @@ class MatMul(Function):
                              "reshape a vector to (1, n) or (n, 1)")
         self.a, self.b = a, b
         if b.ndim == 2:
-            rows = a.reshape(-1, a.shape[-1])  # (..., K) -> (rows, K)
-            return kernels.matmul_forward(rows, b).reshape(*a.shape[:-1], b.shape[-1])
+            rows, b = check_matmul(a.reshape(-1, a.shape[-1]), b, "@")  # (..., K) -> (rows, K)
+            return np.matmul(rows, b).reshape(*a.shape[:-1], b.shape[-1])
         batch = _broadcast_shape(a.shape[:-2], b.shape[:-2], "@ (batch dimensions)")
-        a_full = np.broadcast_to(a, batch + a.shape[-2:])
-        b_full = np.broadcast_to(b, batch + b.shape[-2:])
-        return kernels.matmul_forward(a_full, b_full)
+        return np.matmul(*check_matmul(np.broadcast_to(a, batch + a.shape[-2:]),
+                                       np.broadcast_to(b, batch + b.shape[-2:]), "@"))
 
     def backward(self, grad_output):
         # BEGIN EXERCISE matmul_op_backward: 2-D b: fold a into rows; else broadcast the batch axes, then unbroadcast
-        # out = a @ b  ->  d/da = grad @ b^T, d/db = a^T @ grad
+        # out = a @ b  ->  d/da = grad @ b^T, d/db = a^T @ grad, summed over the batch dimensions a or b
+        # was broadcast along
         a, b = self.a, self.b
         if b.ndim == 2:
-            rows = a.reshape(-1, a.shape[-1])
-            grad_rows, grad_b = kernels.matmul_backward(grad_output.reshape(-1, b.shape[-1]), rows, b)
-            return grad_rows.reshape(a.shape), grad_b
-        batch = grad_output.shape[:-2]
-        grad_a, grad_b = kernels.matmul_backward(grad_output, np.broadcast_to(a, batch + a.shape[-2:]),
-                                                 np.broadcast_to(b, batch + b.shape[-2:]))
+            rows = a.reshape(-1, a.shape[-1])  # (rows, K)
+            grad_rows = grad_output.reshape(-1, b.shape[-1])  # (rows, N)
+            return np.matmul(grad_rows, b.T).reshape(a.shape), np.matmul(rows.T, grad_rows)
+        grad_a = np.matmul(grad_output, b.swapaxes(-1, -2))  # (batch, M, N) @ (..., N, K)
+        grad_b = np.matmul(a.swapaxes(-1, -2), grad_output)  # (..., K, M) @ (batch, M, N)
         return unbroadcast(grad_a, a.shape), unbroadcast(grad_b, b.shape)
         # END EXERCISE
 

@@ -36,8 +36,7 @@ LESSONS = (
         ("central_difference", "the central difference inside gradcheck"),
         ("linear_forward", "LinearOp.forward: x·Wᵀ + b with the leading axes folded into rows"),
         ("linear_backward", "LinearOp.backward: dx = dy·W, dW = dyᵀ·x, db = Σ dy"),
-        ("matmul_backward", "matmul_backward_numpy: grad_a = grad_c·bᵀ, grad_b = aᵀ·grad_c"),
-        ("matmul_op_backward", "MatMul.backward: rows folded for a weight, batch axes broadcast and summed back"),
+        ("matmul_op_backward", "MatMul.backward: grad·bᵀ and aᵀ·grad, rows folded, batch axes summed back"),
     )),
     Lesson("04", "04_kernels.py", "the kernels: softmax, GELU, LayerNorm, Numba vs NumPy", (
         ("softmax_forward", "softmax_forward_numpy: mask, subtract the row max, exp, normalise"),
@@ -121,7 +120,7 @@ LESSONS = (
 # The bodies one training step runs (forward, MLM + NSP loss, backward, clipping, AdamW, the schedule), in
 # the order to write them; tests/test_exercise_share.py checks this list against what a step executes.
 STEP = ("function_apply", "mul_backward", "unbroadcast", "topological_order", "backward_walk", "linear_forward",
-        "linear_backward", "matmul_backward", "matmul_op_backward", "softmax_forward", "softmax_backward",
+        "linear_backward", "matmul_op_backward", "softmax_forward", "softmax_backward",
         "gelu_backward", "layer_norm_forward", "layer_norm_backward", "embedding_backward", "cross_entropy_forward",
         "cross_entropy_backward", "cross_entropy_op", "dropout_forward", "embeddings_sum", "attention_mask",
         "split_heads", "attention_forward", "sublayer_output", "feed_forward", "encoder_layer", "encoder_stack",

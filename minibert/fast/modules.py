@@ -27,8 +27,9 @@ from minibert.autograd import Tensor, concat
 from minibert.fast.ops import bias_gelu, dropout_add_layer_norm, seeded_dropout, self_attention, shared_linear
 from minibert.model.bert import Encoder, gather_positions
 from minibert.model.pretraining import MaskedLMHead, PredictionTransform
-from minibert.nn import Dropout, FeedForward, Linear, Module, MultiHeadSelfAttention, SublayerOutput
-from minibert.nn.activations import GELU_FORMS
+from minibert.nn.layers import Dropout, Linear
+from minibert.nn.module import Module
+from minibert.nn.transformer import GELU_FORMS, FeedForward, MultiHeadSelfAttention, SublayerOutput
 
 
 def _adopt(fast_layer, core_layer):

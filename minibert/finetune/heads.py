@@ -18,15 +18,14 @@ Legend: B batch, S sequence length, H hidden size, C labels.
 
 import numpy as np
 
-from minibert import functional as F
 from minibert.errors import CheckpointError, DataError, ShapeError
 from minibert.finetune.model_files import ENCODER_PREFIX, read_weights
 from minibert.io.checkpoint import stored_dtype
 from minibert.model import BertModel
+from minibert.model.losses import cross_entropy
 from minibert.model.savable import SavableModel
 from minibert.model.sentence_vectors import mean_of_tokens, pair_features
-from minibert.nn import Dropout, Linear
-from minibert.nn.layers import normal_init
+from minibert.nn.layers import Dropout, Linear, normal_init
 
 IGNORE_INDEX = -100  # label of a position that has no loss: padding, [CLS], [SEP], a word's later pieces
 
@@ -163,7 +162,7 @@ class BertForSequenceClassification(FineTuningModel):
         if self.num_labels == 1:
             error = logits.reshape(-1) - labels.astype(logits.dtype)  # (B,)
             return (error * error).mean()
-        return F.cross_entropy(logits, labels)
+        return cross_entropy(logits, labels)
 
 
 class BertForPairClassification(FineTuningModel):
@@ -206,7 +205,7 @@ class BertForPairClassification(FineTuningModel):
 
     def loss(self, logits, labels):
         """Mean cross-entropy over the batch."""
-        return F.cross_entropy(logits, np.asarray(labels))
+        return cross_entropy(logits, np.asarray(labels))
 
 
 class BertForQuestionAnswering(FineTuningModel):
@@ -230,8 +229,8 @@ class BertForQuestionAnswering(FineTuningModel):
 
     def loss(self, start_logits, end_logits, start_positions, end_positions):
         """(CE(start) + CE(end)) / 2, each over the S positions of the sequence (run_squad.py)."""
-        start = F.cross_entropy(start_logits, np.asarray(start_positions))
-        end = F.cross_entropy(end_logits, np.asarray(end_positions))
+        start = cross_entropy(start_logits, np.asarray(start_positions))
+        end = cross_entropy(end_logits, np.asarray(end_positions))
         return (start + end) * 0.5
 
 
@@ -257,4 +256,4 @@ class BertForTokenClassification(FineTuningModel):
 
     def loss(self, logits, label_ids):
         """Mean cross-entropy over the positions whose label is not IGNORE_INDEX."""
-        return F.cross_entropy(logits, np.asarray(label_ids), ignore_index=IGNORE_INDEX)
+        return cross_entropy(logits, np.asarray(label_ids), ignore_index=IGNORE_INDEX)

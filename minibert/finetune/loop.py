@@ -38,9 +38,9 @@ from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.probe_start import start_head_from_probe
 from minibert.finetune.report import write_ending, write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
-from minibert.nn import Dropout
+from minibert.nn.layers import Dropout
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
-from minibert.train.interrupt import StopRequest, interrupted_inside_native_code
+from minibert.train.interrupt import StopRequest, how_it_stopped
 from minibert.train.logs import LOG_FILE, RunLog, read_log
 from minibert.train.progress import ProgressLine, format_duration
 from minibert.train.update import TrainingDiverged, checked_update
@@ -289,8 +289,7 @@ def stop_between_steps(progress, task, out_dir, log, record, result, step, total
 def record_the_end(out_dir, log, report, step, error):
     """How a run that did not finish ended, in its log's "end" record and its report (if an epoch wrote one):
     interrupted (Ctrl-C), diverged, or failed (any other error, which the caller raises on)."""
-    interrupted = isinstance(error, KeyboardInterrupt) or interrupted_inside_native_code(error)
-    stopped = "interrupted" if interrupted else "diverged" if isinstance(error, TrainingDiverged) else "failed"
+    stopped = how_it_stopped(error, TrainingDiverged)
     # The run's own error is the one to report: a second one here (a full disk) must not replace it.
     with contextlib.suppress(Exception):
         log.write("end", step=step, stopped=stopped)

@@ -62,6 +62,22 @@ def nonempty_last_axis(x, name, op):
         raise ShapeError(f"{op}: {name} has shape {x.shape}; it needs a non-empty last axis to reduce over")
 
 
+def check_matmul(a, b, op):
+    """a and b as float arrays of one dtype, shaped (..., M, K) and (..., K, N) with the same leading axes;
+    anything else is refused naming both shapes. The one check before a matrix product: the product itself
+    is NumPy's `a @ b`, which calls BLAS (`@` in autograd/ops.py, F.linear, the speed layer's products)."""
+    a, b = float_array(a, "a", op), float_array(b, "b", op)
+    if a.dtype != b.dtype:
+        raise DtypeError(f"{op}: a is {a.dtype} but b is {b.dtype}; cast one so both have the same dtype")
+    if a.ndim < 2 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2]:
+        raise ShapeError(f"{op}: shapes {a.shape} and {b.shape} do not fit; need (..., M, K) and (..., K, N) "
+                         "with the same leading axes (broadcast them first)")
+    if a.shape[-1] != b.shape[-2]:
+        raise ShapeError(f"{op}: shapes {a.shape} and {b.shape} do not fit: the last axis of a ({a.shape[-1]}) "
+                         f"must equal the second-to-last of b ({b.shape[-2]})")
+    return a, b
+
+
 def as_rows(x):
     """A C-contiguous (rows, last axis) view of `x` (a copy only if `x` is not contiguous)."""
     return np.ascontiguousarray(x).reshape(math.prod(x.shape[:-1]), x.shape[-1])

@@ -19,22 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minibert import functional as F
 from minibert.autograd import Tensor
 from minibert.model.inputs import check_batch
 from minibert.model.masks import build_attention_mask
 from minibert.model.savable import SavableModel
-from minibert.nn import (
-    Dropout,
-    Embedding,
-    FeedForward,
-    LayerNorm,
-    Linear,
-    Module,
-    ModuleList,
-    MultiHeadSelfAttention,
-    SublayerOutput,
-)
+from minibert.nn.embedding import Embedding, embedding
+from minibert.nn.layers import Dropout, LayerNorm, Linear
+from minibert.nn.module import Module, ModuleList
+from minibert.nn.transformer import FeedForward, MultiHeadSelfAttention, SublayerOutput
 
 
 class BertEmbeddings(Module):
@@ -66,12 +58,12 @@ def gather_positions(sequence_output, positions):
     """The vectors at `positions` (B, P) of each sequence in sequence_output (B, S, H) -> (B, P, H).
 
     Google's `gather_indexes`: flatten to (B*S, H) and look up rows b*S + p, a row lookup like an embedding
-    (F.embedding), whose backward scatter-adds the gradient rows back in one pass.
+    (`embedding`, nn/embedding.py), whose backward scatter-adds the gradient rows back in one pass.
     """
     # BEGIN EXERCISE gather_positions: row b*S + p of the (B*S, H) flattened output, looked up like an embedding
     batch, seq_len, hidden = sequence_output.shape
     flat_positions = positions + np.arange(batch)[:, None] * seq_len  # (B, P): row b*S + p of (B*S, H)
-    return F.embedding(flat_positions, sequence_output.reshape(batch * seq_len, hidden))
+    return embedding(flat_positions, sequence_output.reshape(batch * seq_len, hidden))
     # END EXERCISE
 
 

@@ -22,7 +22,9 @@ from minibert.autograd import Tensor
 from minibert.model.bert import BertModel
 from minibert.model.inputs import check_batch, check_masked_positions
 from minibert.model.savable import SavableModel
-from minibert.nn import LayerNorm, Linear, Module, Parameter, activation
+from minibert.nn.layers import LayerNorm, Linear
+from minibert.nn.module import Module, Parameter
+from minibert.nn.transformer import activation
 
 
 class PredictionTransform(Module):

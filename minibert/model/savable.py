@@ -8,7 +8,7 @@ from minibert.config import BertConfig
 from minibert.io.checkpoint import load_model, save_model
 from minibert.io.pretrained import load_pretrained, save_pretrained
 from minibert.model.memory import check_model_memory
-from minibert.nn import Module
+from minibert.nn.module import Module
 
 
 class SavableModel(Module):

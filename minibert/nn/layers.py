@@ -1,4 +1,4 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout.
+"""The basic layers: Linear, LayerNorm, Dropout (the embedding table is nn/embedding.py's).
 
 Each holds its parameters and calls one op of `minibert.functional` (or `@`), whose backward gives the
 parameters' gradients; so a layer has no backward of its own to get wrong.
@@ -37,17 +37,6 @@ class Linear(Module):
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)  # x @ weight.T + bias: (..., in) -> (..., out)
-
-
-class Embedding(Module):
-    """A table of vectors, one row per id: embedding(ids) = weight[ids]."""
-
-    def __init__(self, num_embeddings, embedding_dim, rng, std=0.02):
-        super().__init__()
-        self.weight = Parameter(normal_init(rng, (num_embeddings, embedding_dim), std))  # (V, H)
-
-    def forward(self, ids):
-        return F.embedding(ids, self.weight)  # (...) -> (..., H)
 
 
 class LayerNorm(Module):

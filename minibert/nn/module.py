@@ -14,7 +14,7 @@ import numpy as np
 
 from minibert.autograd import Tensor
 from minibert.errors import CheckpointError, ConfigError
-from minibert.kernels import FLOAT_DTYPES
+from minibert.kernels.dispatch import FLOAT_DTYPES
 
 
 class Parameter(Tensor):

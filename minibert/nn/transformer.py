@@ -9,7 +9,14 @@
    layer can also be given R tokens that ask, and then returns R outputs.
 2. `FeedForward` (§3.3): FFN(x) = W₂·act(W₁·x + b₁) + b₂, applied to every token on its own. It widens each
    vector from H to the intermediate size I (4·H in BERT), applies the activation, and narrows it back. The
-   widening half is here, under BERT's checkpoint name `intermediate.dense`.
+   widening half is here, under BERT's checkpoint name `intermediate.dense`. The activations BERT configs
+   name (`hidden_act` in `config.json`):
+   - "gelu": the exact GELU, x·Φ(x) with Φ the normal CDF via erf (Hendrycks & Gimpel 2016). The BERT paper,
+     Google's first release and HuggingFace's "gelu" use it.
+   - "gelu_new" (also "gelu_tanh", "gelu_pytorch_tanh"): the tanh approximation
+     0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), which Google's modeling.py switched to later. The two differ
+     by up to about 1e-3, enough to matter when loading weights trained with the other one.
+   - "relu": max(x, 0), the original Transformer's choice.
 3. `SublayerOutput`: how both sublayers end. BERT is "post-LN" (§5.4; Google modeling.py `transformer_model`):
 
        x = LayerNorm(x + Dropout(Dense(SubLayer(x))))
@@ -27,7 +34,7 @@ R the tokens that ask (R = S in self-attention, where every token asks).
 import math
 
 from minibert import functional as F
-from minibert.nn.activations import activation
+from minibert.errors import ConfigError
 from minibert.nn.layers import Dropout, LayerNorm, Linear
 from minibert.nn.module import Module
 
@@ -74,6 +81,22 @@ class MultiHeadSelfAttention(Module):
         batch, seq_len, _ = x.shape
         return x.reshape(batch, seq_len, self.num_heads, self.head_size).transpose(0, 2, 1, 3)  # (B, A, S, D)
         # END EXERCISE
+
+
+# The GELU names and the form each means (F.gelu's `approximate`)
+GELU_FORMS = {"gelu": "none", "gelu_new": "tanh", "gelu_tanh": "tanh", "gelu_pytorch_tanh": "tanh"}
+
+ACTIVATIONS = {
+    **{name: (lambda x, form=form: F.gelu(x, approximate=form)) for name, form in GELU_FORMS.items()},
+    "relu": lambda x: x.relu(),
+}
+
+
+def activation(name):
+    """The function of Tensors that `hidden_act = name` means."""
+    if name not in ACTIVATIONS:
+        raise ConfigError(f"hidden_act={name!r} is not supported; choose one of {', '.join(ACTIVATIONS)}")
+    return ACTIVATIONS[name]
 
 
 class FeedForward(Module):

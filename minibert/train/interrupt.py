@@ -66,6 +66,14 @@ def interrupted_inside_native_code(error):
     return isinstance(error, SystemError) and isinstance(cause, KeyboardInterrupt)
 
 
+def how_it_stopped(error, diverged_kind):
+    """What a run's log and report say of a session that `error` ended: "interrupted" (Ctrl-C, wherever it
+    landed), "diverged" (an instance of `diverged_kind`, the loop's non-finite step) or "failed"."""
+    if isinstance(error, KeyboardInterrupt) or interrupted_inside_native_code(error):
+        return "interrupted"
+    return "diverged" if isinstance(error, diverged_kind) else "failed"
+
+
 def resend_dropped_interrupt(unraisable):
     """`sys.unraisablehook` for the command line. A KeyboardInterrupt raised inside a callback of Numba's
     compiler (a ctypes callback) cannot propagate: Python would print it as "Exception ignored" and go on, and

@@ -17,7 +17,7 @@ import time
 
 from minibert import fast
 from minibert.train.evaluate import evaluate
-from minibert.train.interrupt import StopRequest
+from minibert.train.interrupt import StopRequest, how_it_stopped
 from minibert.train.metrics import ratio
 from minibert.train.progress import ProgressLine, format_duration, progress_text
 from minibert.train.run import open_run
@@ -111,6 +111,9 @@ def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_
                 show_progress(progress, run, clock, recent)
         progress.close()
         return run.finish(stopped, evaluation, show_examples, log)
+    except BaseException as error:  # a second Ctrl-C, a diverged step, any error: the report says so
+        run.record_the_end(how_it_stopped(error, TrainingDiverged))
+        raise
     finally:
         run.lock.release()
 

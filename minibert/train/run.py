@@ -9,6 +9,7 @@ user's is refused), the data (built when missing), the tokenizer, the model, the
 resuming, the checkpoint's weights, optimizer, schedule, random state and position.
 """
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,15 @@ class Run:
         records = read_log(self.log.path)
         write_pretrain_report(self.out_dir, records)
         return records
+
+    def record_the_end(self, stopped):
+        """A session that an error ended ("interrupted", "diverged", "failed"): its "end" record, and the
+        report rewritten with it, so the page does not say "running" for a run that has stopped."""
+        # The run's own error is the one the user must see: a second one here (a full disk) must not replace it.
+        with contextlib.suppress(Exception):
+            self.log.write("end", step=self.position.step, stopped=stopped,
+                           elapsed=self.position.elapsed_seconds, total_steps=self.position.total_steps)
+            self.write_report()
 
     def save(self):
         save_checkpoint(self.checkpoint_path, self.model, self.optimizer, self.scheduler, self.config,

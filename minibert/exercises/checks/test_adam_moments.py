@@ -6,7 +6,7 @@ whose step (no bias correction) uses the moments directly.
 
 import numpy as np
 
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 from minibert.optim import BertAdam
 from minibert.optim.adam import update_moments
 

@@ -7,7 +7,7 @@ torch.optim.AdamW computes it.
 
 import numpy as np
 
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 from minibert.optim import AdamW
 
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from minibert import Tensor, gradcheck
-from minibert.nn import MultiHeadSelfAttention
+from minibert.nn.transformer import MultiHeadSelfAttention
 
 
 def layer(hidden=8, heads=2, seed=0, dropout_prob=0.0):

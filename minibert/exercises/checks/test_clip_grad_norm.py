@@ -7,7 +7,7 @@ returned, for the log.
 
 import numpy as np
 
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 from minibert.optim import clip_grad_norm
 
 

@@ -1,4 +1,4 @@
-"""Exercise cross_entropy_op (lesson 10): `CrossEntropyOp.forward` in minibert/functional.py.
+"""Exercise cross_entropy_op (lesson 10): `CrossEntropyOp.forward` in minibert/model/losses.py.
 
 The loss over rows: Σ_i w_i·nll_i / denominator, with nll_i from the kernel, w_i the row's weight (1 for a
 plain mean, 0 for a padding slot or an ignored target) and the denominator the number of rows counted (or
@@ -7,7 +7,7 @@ plain mean, 0 for a padding slot or an ignored target) and the denominator the n
 
 import numpy as np
 
-from minibert import functional as F
+from minibert.model.losses import cross_entropy
 
 
 def nll(logits, targets):
@@ -19,7 +19,7 @@ def test_the_mean_over_rows():
     """Logits (2, 3, 5): the mean nll over the 6 rows."""
     rng = np.random.default_rng(0)
     logits, targets = rng.standard_normal((2, 3, 5)), rng.integers(0, 5, size=(2, 3))
-    np.testing.assert_allclose(F.cross_entropy(logits, targets).data, nll(logits, targets).mean(), rtol=1e-12)
+    np.testing.assert_allclose(cross_entropy(logits, targets).data, nll(logits, targets).mean(), rtol=1e-12)
 
 
 def test_weights_as_bert_s_mlm_loss():
@@ -28,4 +28,4 @@ def test_weights_as_bert_s_mlm_loss():
     logits, targets = rng.standard_normal((2, 3, 5)), rng.integers(0, 5, size=(2, 3))
     weights = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
     want = (weights * nll(logits, targets)).sum() / (weights.sum() + 1e-5)
-    np.testing.assert_allclose(F.cross_entropy(logits, targets, weights=weights).data, want, rtol=1e-12)
+    np.testing.assert_allclose(cross_entropy(logits, targets, weights=weights).data, want, rtol=1e-12)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from minibert import Tensor, gradcheck
-from minibert.nn import FeedForward
+from minibert.nn.transformer import FeedForward
 
 
 def block(hidden_act="gelu", seed=0):

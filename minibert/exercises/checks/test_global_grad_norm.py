@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 from minibert.optim.clip import global_grad_norm
 
 

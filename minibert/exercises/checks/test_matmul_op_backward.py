@@ -1,13 +1,22 @@
 """Exercise matmul_op_backward (lesson 03): `MatMul.backward` in minibert/autograd/ops.py.
 
-For activations (..., K) @ a weight (K, N), the leading axes are folded into rows before the kernel's
-backward; for batched operands, the batch axes are broadcast and each gradient summed back to its input's
-shape. The referee is finite differences.
+out = a @ b  ->  d/da = grad·bᵀ, d/db = aᵀ·grad (the last two axes transposed). For activations (..., K)
+@ a weight (K, N), the leading axes are folded into rows; for batched operands, each gradient is summed back
+over the batch axes its input was broadcast along. The referee is finite differences.
 """
 
 import numpy as np
 
 from minibert import Tensor, gradcheck
+
+
+def test_gradcheck_square_batches():
+    """(2, 4, 4) @ (2, 4, 4): square, so a missing transpose keeps the shapes and loses the numbers; both
+    gradients agree with finite differences."""
+    rng = np.random.default_rng(2)
+    a, b = (Tensor(rng.standard_normal((2, 4, 4)), requires_grad=True) for _ in range(2))
+    projection = rng.standard_normal((2, 4, 4))
+    assert gradcheck(lambda a, b: (a @ b) * projection, a, b, names=("a", "b"))
 
 
 def test_gradcheck_activations_times_a_weight():

@@ -7,7 +7,7 @@ gradient is left alone. The referee is Adam's formula in NumPy over three steps.
 
 import numpy as np
 
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 from minibert.optim import Adam
 from minibert.optim.adam import SLICE_SIZE
 

@@ -6,7 +6,7 @@ made) times schedule(step_count), never the current rate times it.
 
 import numpy as np
 
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 from minibert.optim import Adam, LRScheduler
 
 

@@ -6,7 +6,7 @@ with explicit loops, for odd sizes so that a swapped axis cannot pass by broadca
 
 import numpy as np
 
-from minibert.nn import MultiHeadSelfAttention
+from minibert.nn.transformer import MultiHeadSelfAttention
 
 
 def split(hidden, heads, x):

@@ -7,7 +7,7 @@ layer's own weights, checks where dropout acts, and checks every gradient by fin
 import numpy as np
 
 from minibert import Tensor, gradcheck
-from minibert.nn import SublayerOutput
+from minibert.nn.transformer import SublayerOutput
 
 
 def layer(in_features=6, hidden=4, dropout=0.0, seed=0):

@@ -9,7 +9,7 @@ import numpy as np
 from minibert import Tensor, gradcheck
 from minibert.config import BertConfig
 from minibert.model.pretraining import MaskedLMHead
-from minibert.nn import Parameter
+from minibert.nn.module import Parameter
 
 CONFIG = BertConfig(vocab_size=11, hidden_size=6, num_hidden_layers=1, num_attention_heads=2,
                     intermediate_size=8, max_position_embeddings=8)

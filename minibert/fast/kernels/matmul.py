@@ -3,7 +3,8 @@
 Inside the plan BLAS runs on one thread (process.py says why), so a large product is cut into as many parts
 as there are threads and the parts are computed at once, one on each (threads.py runs them); NumPy lets go of
 Python's lock inside BLAS, so the parts really run at the same time. Outside the plan, or for a small
-product, each is one BLAS call: the core's `a @ b` (minibert/kernels/matmul.py, whose checks these take).
+product, each is one BLAS call: NumPy's `a @ b`, as in the core, after the core's one check of the operands
+(`check_matmul` in minibert/kernels/dispatch.py).
 Two things only the speed layer needs: `out=`, so the fused attention writes its products straight into
 strided views, and `matmul_pair`, a backward's two products at once.
 """
@@ -14,7 +15,7 @@ import numpy as np
 
 from minibert.errors import ShapeError
 from minibert.fast.threads import matmul_parts, run_together
-from minibert.kernels.matmul import check_operands
+from minibert.kernels.dispatch import check_matmul
 
 # Products with less work than this (M * K * N, times the batch) are not cut in parts: handing a part to
 # another thread costs some tens of microseconds, what BLAS needs for about 4 million multiply-adds.
@@ -24,7 +25,7 @@ SPLIT_MIN_WORK = 1 << 22
 def matmul_forward(a, b, out=None):
     """c = a @ b for a (..., M, K), b (..., K, N) with the same leading axes; into `out` if given (any array
     of c's shape and dtype, strided views included)."""
-    a, b = check_operands(a, b, "matmul_forward")
+    a, b = check_matmul(a, b, "matmul_forward")
     _check_out(out, a, b, "matmul_forward")
     return _product(a, b, out)
 
@@ -35,8 +36,8 @@ def matmul_pair(a1, b1, a2, b2, out1=None, out2=None):
     threads, and both run at once, rather than one after the other, each cut in P parts: larger parts run
     faster in BLAS, and the incoming gradient both products read is fetched from memory once. Into `out1`,
     `out2` if given."""
-    a1, b1 = check_operands(a1, b1, "matmul_pair")
-    a2, b2 = check_operands(a2, b2, "matmul_pair")
+    a1, b1 = check_matmul(a1, b1, "matmul_pair")
+    a2, b2 = check_matmul(a2, b2, "matmul_pair")
     _check_out(out1, a1, b1, "matmul_pair")
     _check_out(out2, a2, b2, "matmul_pair")
     parts = matmul_parts()
