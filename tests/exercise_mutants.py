@@ -48,6 +48,16 @@ MUTANTS = (
            (("/ (2 * eps)", "/ eps"),)),
     Mutant("central_difference", "input not restored", "test_inputs_are_restored_exactly",
            (("                flat[i] = original\n", ""),)),
+    # issue 51: the two index mix-ups passed while no test of the exercise sampled entries
+    Mutant("central_difference", "the loop's index used where the sampled index belongs",
+           "test_sampled_entries_are_each_compared_with_their_own_gradient",
+           (("numeric[k] =", "numeric[i] ="),)),
+    Mutant("central_difference", "the sample's number perturbed instead of its entry",
+           "test_sampled_entries_are_each_compared_with_their_own_gradient",
+           (("original = flat[i]", "original = flat[k]"),
+            ("flat[i] = original + eps", "flat[k] = original + eps"),
+            ("flat[i] = original - eps", "flat[k] = original - eps"),
+            ("flat[i] = original\n", "flat[k] = original\n"))),
     Mutant("central_difference", "minus minus plus", "test_correct_backward_passes",
            (("(f_plus - f_minus)", "(f_minus - f_plus)"),)),
     # lesson 04
@@ -112,9 +122,15 @@ MUTANTS = (
              "return self.LayerNorm(self.dropout(h)) + residual"),)),
     Mutant("sublayer_output", "no residual", "test_the_residual_carries_its_input",
            (("return self.LayerNorm(residual + self.dropout(h))", "return self.LayerNorm(self.dropout(h))"),)),
-    Mutant("sublayer_output", "dropout after the norm", "test_dropout_acts_before_the_norm",
+    Mutant("sublayer_output", "dropout after the norm", "test_dropout_drops_dense_h_only",
            (("return self.LayerNorm(residual + self.dropout(h))",
              "return self.dropout(self.LayerNorm(residual + h))"),)),
+    # issue 51: these two passed while the checks' eval tests used p = 0 and the train test only saw a norm
+    Mutant("sublayer_output", "dropout over the residual stream", "test_dropout_drops_dense_h_only",
+           (("return self.LayerNorm(residual + self.dropout(h))",
+             "return self.LayerNorm(self.dropout(residual + h))"),)),
+    Mutant("sublayer_output", "dropout at evaluation time", "test_eval_mode_drops_nothing",
+           (("self.dropout(h)", "F.dropout(h, self.dropout.p, True, self.dropout.rng)"),)),
     # lesson 06: the first is issue 19's
     Mutant("embeddings_sum", "no dropout", "test_dropout_after_layernorm",
            (("return self.dropout(self.LayerNorm(x))", "return self.LayerNorm(x)"),)),
@@ -124,6 +140,9 @@ MUTANTS = (
            ((" + self.token_type_embeddings(token_type_ids)", ""),)),
     Mutant("embeddings_sum", "positions from row 1", "test_matches_the_sum_of_three_lookups_then_layernorm",
            (("weight[:seq_len]", "weight[1:seq_len + 1]"),)),
+    Mutant("embeddings_sum", "dropout at evaluation time", "test_eval_mode_drops_nothing",
+           (("self.dropout(self.LayerNorm(x))",
+             "F.dropout(self.LayerNorm(x), self.dropout.p, True, self.dropout.rng)"),)),
     Mutant("embeddings_sum", "no LayerNorm", "test_matches_the_sum_of_three_lookups_then_layernorm",
            (("self.dropout(self.LayerNorm(x))", "self.dropout(x)"),)),
     # lesson 06a
