@@ -45,7 +45,7 @@ from minibert.train.attention_page import attention_page
 from minibert.train.attention_view import attention_maps, attention_svg
 from minibert.train.sentence_encoder import cosine_similarity, similarity_table
 from minibert.viz import heatmap
-from minibert.viz.head_kinds import KINDS, head_kind_scores, head_kinds_table, strongest_heads
+from minibert.viz.head_kinds import KINDS, PATTERN_SHARE, head_kind_scores, head_kinds_table, strongest_heads
 from minibert.viz.text_width import pad_right
 
 folders = [argument for argument in sys.argv[1:] if not argument.startswith("--")]
@@ -245,6 +245,11 @@ for kind in KINDS:
     # A broad head's cells are all small: it is drawn on its own scale (0 to its largest weight) to show them.
     print(heatmap(attentions[layer][head], tokens, tokens, value_range=None if kind == "broad" else (0, 1),
                   title=f"{kind}: layer {layer}, head {head} (score {score:.2f})"))
+if REAL and not folders:
+    # the package's all-MiniLM-L6-v2 has Clark et al.'s kinds: a head each for the previous token, the next
+    # token and [CLS] that gives its pattern more than half of its attention (its [SEP] heads give less)
+    for kind in ("previous token", "next token", "[CLS]"):
+        assert strongest_heads(scores[kind], top=1)[0][2] > PATTERN_SHARE, (kind, head_kinds_table(scores))
 
 # %% [markdown]
 # ## Against our own model's heads
