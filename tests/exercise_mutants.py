@@ -140,9 +140,10 @@ MUTANTS = (
            ((" + self.token_type_embeddings(token_type_ids)", ""),)),
     Mutant("embeddings_sum", "positions from row 1", "test_matches_the_sum_of_three_lookups_then_layernorm",
            (("weight[:seq_len]", "weight[1:seq_len + 1]"),)),
-    Mutant("embeddings_sum", "dropout at evaluation time", "test_eval_mode_drops_nothing",
-           (("self.dropout(self.LayerNorm(x))",
-             "F.dropout(self.LayerNorm(x), self.dropout.p, True, self.dropout.rng)"),)),
+    Mutant("embeddings_sum", "dropout by hand, at evaluation time too", "test_eval_mode_drops_nothing",
+           (("return self.dropout(self.LayerNorm(x))",
+             "y = self.LayerNorm(x)\n        keep = self.dropout.rng.random(y.shape) >= self.dropout.p\n"
+             "        return y * (keep / (1 - self.dropout.p))"),)),
     Mutant("embeddings_sum", "no LayerNorm", "test_matches_the_sum_of_three_lookups_then_layernorm",
            (("self.dropout(self.LayerNorm(x))", "self.dropout(x)"),)),
     # lesson 06a
