@@ -255,8 +255,9 @@ if REAL and not folders:
 # ## Against our own model's heads
 #
 # Do the same kinds appear in a model trained here? Lesson 12's model (`--full` makes the 4-layer `mini`)
-# is used when its run folder is in lessons/output/; otherwise a `tiny` model pretrains for 15 seconds
-# here. On the synthetic stories it reads, its heads get the same measure on pairs of that corpus.
+# is used when its run folder is in lessons/output/; otherwise a `tiny` model pretrains here for 300 steps
+# (a step count, not a time: the same model on every machine). On the synthetic stories it reads, its heads
+# get the same measure on pairs of that corpus.
 
 # %%
 if REAL:
@@ -268,7 +269,7 @@ if REAL:
     else:
         run_dir = course.OUTPUT / "16_tiny_run"
         shutil.rmtree(run_dir, ignore_errors=True)  # a new run refuses a folder that holds one
-        result = pretrain(run_preset("tiny", steps=600, minutes=0.25, eval_every=600, checkpoint_every=600),
+        result = pretrain(run_preset("tiny", steps=300, eval_every=300, checkpoint_every=300),
                           run_dir, data_dir=course.ROOT / "data" / "synthetic", show_examples=False)
         ours, our_tokenizer = load_for_inference(run_dir)
         print(f"our model: tiny, pretrained here for {result.step} steps")

@@ -72,7 +72,7 @@ LESSONS = (
         ("warmup_decay", "linear_warmup_linear_decay: BERT's learning-rate multiplier"),
     )),
     Lesson("11a", "11a_training_dynamics.py", "training dynamics: post-LN needs warmup, pre-LN does not"),
-    Lesson("12", "12_pretrain.py", "pretrain the 4-layer model"),
+    Lesson("12", "12_pretrain.py", "pretrain a small BERT"),
     Lesson("13", "13_bidirectional_probe.py", "watch bidirectional attention work"),
     Lesson("14", "14_classifier.py", "fine-tune a classifier on [CLS]"),
     Lesson("15", "15_question_answering.py", "question answering with start/end logits"),
