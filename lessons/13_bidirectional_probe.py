@@ -59,7 +59,7 @@ print(f"{len(probe)} probe items, e.g. {probe[0][0]!r}")
 # and `train_on_blanks` in `minibert/train/probe.py`).
 #
 # `--full` does it the honest way, as `bench/probe.py` does: ordinary masked-LM pretraining on the whole
-# corpus, 4,000 steps per model (about 2.5 minutes each), where a blank is masked only when the 15% draw hits
+# corpus, 4,000 steps per model, where a blank is masked only when the 15% draw hits
 # it.
 
 # %%

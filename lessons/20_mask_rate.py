@@ -19,7 +19,7 @@ import lab
 # %% [markdown]
 # ## The experiment, run here
 #
-# Quick mode: 80 steps of the `tiny` model per run, 12 runs, about half a minute. Fine-tuning sentiment
+# Quick mode: 80 steps of the `tiny` model per run, 12 runs (docs/performance.md times it). Fine-tuning sentiment
 # stays at chance after so few steps, so quick mode reads the held-out masked LM only.
 
 # %%
