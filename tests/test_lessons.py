@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from minibert.train import run_preset
+
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LESSON_NAME = re.compile(r"(\d\d)([a-z]?)_([a-z0-9_]+)\.py")
 LESSONS = sorted(path for path in LESSONS_DIR.glob("[0-9][0-9]*_*.py") if LESSON_NAME.fullmatch(path.name))
@@ -58,20 +60,31 @@ def test_lessons_are_numbered_without_gaps():
 
 
 def clock_settings(source):
-    """The `name=value` keywords of calls in `source` that give a run a time budget (`minutes`,
-    `eval_every_minutes`) with anything but None, as (line, text)."""
-    return [(node.lineno, ast.unparse(node)) for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.keyword) and node.arg in ("minutes", "eval_every_minutes")
-            and not (isinstance(node.value, ast.Constant) and node.value.value is None)]
+    """What in `source` gives a run a time budget, as (line, text): a `minutes` or `eval_every_minutes`
+    keyword set to anything but None, and a `run_preset` call of a preset with minutes of its own (`mini`'s
+    15) that does not set minutes=None."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.keyword) and node.arg in ("minutes", "eval_every_minutes") and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            found.append((node.lineno, ast.unparse(node)))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "run_preset"
+              and node.args and isinstance(node.args[0], ast.Constant)
+              and run_preset(node.args[0].value).minutes is not None
+              and "minutes" not in {keyword.arg for keyword in node.keywords}):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
 
 
 def test_no_lesson_trains_against_the_clock():
     """No lesson (nor lessons/lab.py, which three of them share) gives a run a time budget: a run cut short by
     a busy machine changes what the lesson asserts after it (lesson 12 once stopped at its 0.6-minute cap at
-    step 81 of 500, and its loss assert failed). The finder itself is checked on such a line first."""
+    step 81 of 500, and its loss assert failed). The finder itself is checked on such lines first."""
     assert clock_settings('run_preset("tiny", steps=500, minutes=0.6)') == [(1, "minutes=0.6")]
-    assert clock_settings('run_preset("mini", eval_every_minutes=1.0, minutes=None)') == [
+    assert clock_settings('run_preset("tiny", eval_every_minutes=1.0, minutes=None)') == [
         (1, "eval_every_minutes=1.0")]
+    assert clock_settings('run_preset("mini", steps=800)') == [(1, "run_preset('mini', steps=800)")]
+    assert clock_settings('run_preset("mini", steps=800, minutes=None)') == []
     found = {path.name: clock_settings(path.read_text(encoding="utf-8"))
              for path in sorted(LESSONS_DIR.glob("*.py"))}
     assert not {name: lines for name, lines in found.items() if lines}
