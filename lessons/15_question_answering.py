@@ -43,7 +43,7 @@ tokenizer = BertTokenizer(SYNTHETIC / "vocab.txt")
 task = make_task("qa", tokenizer, max_seq_length=128, doc_stride=64)  # tiny reads at most 128 positions
 train_path, dev_path = data_files("qa", data_dir=SYNTHETIC)
 train, dev = task.read(train_path), task.read(dev_path)
-train = train[:1800]  # the first 300 of the 4,000 training passages: enough for tiny in a lesson's minute
+train = train[:1800]  # the first 300 of the 4,000 training passages: enough for tiny, in a short lesson
 example = train[0]
 (gold_text, gold_start), = example.answers
 print(f"{len(train)} training and {len(dev)} dev questions, e.g.")
