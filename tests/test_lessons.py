@@ -11,6 +11,7 @@ folder (MINIBERT_LESSON_OUTPUT), not to lessons/output.
 """
 
 import ast
+import importlib.util
 import os
 import re
 import subprocess
@@ -88,3 +89,15 @@ def test_no_lesson_trains_against_the_clock():
     found = {path.name: clock_settings(path.read_text(encoding="utf-8"))
              for path in sorted(LESSONS_DIR.glob("*.py"))}
     assert not {name: lines for name, lines in found.items() if lines}
+
+
+def test_the_timing_bench_times_every_lesson(monkeypatch):
+    """bench/lessons.py, whose table docs/performance.md gives, times the lessons this file runs, lettered ones
+    (05a) and lesson 22 included (its first version's pattern skipped 05a, 05b and 06a), and --only picks
+    lessons by their number with its letter."""
+    monkeypatch.syspath_prepend(str(LESSONS_DIR.parent / "bench"))  # for its `from cpu import`, as when run
+    spec = importlib.util.spec_from_file_location("bench_lessons", LESSONS_DIR.parent / "bench" / "lessons.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.lesson_scripts(set()) == LESSONS
+    assert [path.name[:3] for path in bench.lesson_scripts({"05b", "22"})] == ["05b", "22_"]
