@@ -90,6 +90,9 @@ out, mean, rstd = layer_norm_forward(h, np.ones(8), np.zeros(8), 1e-12)
 print("before: row means", h.mean(1).round(3), "row std", h.std(1).round(3))
 print("after:  row means", out.mean(1).round(12), "row std", out.std(1).round(6))
 print("the forward also returns mean and 1/std for the backward:", mean.round(3), rstd.round(4))
+assert np.allclose(out.mean(1), 0, atol=1e-12) and np.allclose(out.std(1), 1, atol=1e-9)  # every row
+assert np.allclose(out, (h - h.mean(1, keepdims=True)) / h.std(1, keepdims=True))  # by hand, weight 1, bias 0
+assert np.allclose(mean, h.mean(1)) and np.allclose(rstd, 1 / h.std(1))
 
 # %% [markdown]
 # ## Dropout: the rule

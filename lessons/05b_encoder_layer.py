@@ -19,9 +19,9 @@ from minibert import Tensor
 from minibert import functional as F
 from minibert.config import BertConfig
 from minibert.model import BertForPreTraining
+from minibert.model.bert import EncoderLayer
 from minibert.model.memory import count_parameters
-from minibert.nn.layers import LayerNorm, Linear
-from minibert.nn.module import Module, ModuleList
+from minibert.nn.module import ModuleList
 from minibert.nn.transformer import FeedForward, SublayerOutput
 from minibert.viz import line_chart, line_chart_svg
 
@@ -59,51 +59,54 @@ assert np.allclose(out.data.mean(-1), 0, atol=1e-5) and np.allclose(out.data.std
 # %% [markdown]
 # ## Why the residual: a deep stack without it forgets its input
 #
-# Three stacks of 24 feed-forward blocks (H = 32, BERT's initial std 0.02), the same weights: post-LN as BERT,
-# the same without the residual `x +`, and "pre-LN" (x + FFN(LayerNorm(x)), GPT-2 onwards). For each, how much
-# of the input survives to the output (their correlation), and the gradient norm reaching each block's
+# 24 of the library's own `EncoderLayer`s (H = 32, 4 heads, BERT's initial std 0.02, no dropout), three ways:
+# post-LN, the layer's own forward, as BERT runs it; the same pieces and weights with the residual taken out
+# (each sublayer ends LayerNorm(Dense(h)): `SublayerOutput` given a residual of zeros); and "pre-LN"
+# (x + Dense(sublayer(LayerNorm(x))), GPT-2 onwards), the same pieces rearranged. For each, how much of the
+# input survives to the output (their correlation), and the gradient norm reaching each layer's feed-forward
 # weights from a loss on the output.
 
 # %%
-class Block(Module):
-    """One feed-forward sublayer, ending as `kind` says."""
-
-    def __init__(self, hidden, rng, kind, std=0.02):
-        super().__init__()
-        self.inner, self.outer = Linear(hidden, 4 * hidden, rng, std), Linear(4 * hidden, hidden, rng, std)
-        self.LayerNorm, self.kind = LayerNorm(hidden), kind
-
-    def forward(self, x):
-        if self.kind == "pre-LN":
-            return x + self.outer(F.gelu(self.inner(self.LayerNorm(x))))
-        h = self.outer(F.gelu(self.inner(x)))
-        return self.LayerNorm(x + h if self.kind == "post-LN" else h)
+def run_layer(layer, x, kind):
+    """One `EncoderLayer` on x (B, S, H): its own forward for post-LN, its pieces rearranged for the others."""
+    attention, feed_forward_end = layer.attention.output, layer.output  # the two SublayerOutputs
+    if kind == "post-LN":
+        return layer(x, None)[0]
+    if kind == "no residual":
+        zeros = Tensor(np.zeros(x.shape))
+        x = attention(layer.attention.self(x, None)[0], residual=zeros)
+        return feed_forward_end(layer.intermediate(x), residual=zeros)
+    x = x + attention.dense(layer.attention.self(attention.LayerNorm(x), None)[0])  # pre-LN
+    return x + feed_forward_end.dense(layer.intermediate(feed_forward_end.LayerNorm(x)))
 
 
 def stack(kind, std=0.02, layers=24, hidden=32):
-    """(correlation of output with input, gradient norm per block, std of the hidden state after each block)."""
+    """(correlation of output with input, gradient norm per layer, std of the hidden state after each layer)."""
+    config = BertConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                        intermediate_size=4 * hidden, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                        initializer_range=std)
     generator = np.random.default_rng(0)
-    blocks = ModuleList([Block(hidden, generator, kind, std) for _ in range(layers)]).to(np.float64)
+    encoder = ModuleList([EncoderLayer(config, generator) for _ in range(layers)]).to(np.float64)
     x0 = Tensor(generator.standard_normal((8, 16, hidden)))
     x, spread = x0, []
-    for block in blocks:
-        x = block(x)
+    for layer in encoder:
+        x = run_layer(layer, x, kind)
         spread.append(float(x.data.std()))
     (x * generator.standard_normal(x.shape)).sum().backward()
     survives = np.corrcoef(x.data.ravel(), x0.data.ravel())[0, 1]
-    return survives, [float(np.linalg.norm(block.inner.weight.grad)) for block in blocks], spread
+    return survives, [float(np.linalg.norm(layer.intermediate.dense.weight.grad)) for layer in encoder], spread
 
 
 results = {kind: stack(kind) for kind in ("post-LN", "no residual", "pre-LN")}
-print(f"{'':<12} {'input in output':>16} {'grad norm, block 1':>19} {'block 24':>9} {'max/min over blocks':>20}")
+print(f"{'':<12} {'input in output':>16} {'grad norm, layer 1':>19} {'layer 24':>9} {'max/min over layers':>20}")
 for kind, (survives, grads, _) in results.items():
     print(f"{kind:<12} {survives:>16.3f} {grads[0]:>19.1f} {grads[-1]:>9.1f} {max(grads) / min(grads):>20.2f}")
 layers = list(range(1, 25))
 course.save("05b_gradients_per_layer.svg", line_chart_svg(
     {kind: (layers, grads) for kind, (_, grads, _) in results.items()},
-    "gradient norm per block, 24 blocks", "block", "gradient norm"))
+    "gradient norm per layer, 24 encoder layers", "layer", "gradient norm"))
 post, none, pre = results["post-LN"], results["no residual"], results["pre-LN"]
-# the residual carries the input through; without it, 24 blocks leave nothing of it and the gradients swell
+# the residual carries the input through; without it, 24 layers leave nothing of it and the gradients swell
 assert post[0] > 0.9 and pre[0] > 0.9 and abs(none[0]) < 0.1
 assert min(none[1]) > 10 * max(post[1]) and max(post[1]) / min(post[1]) < 1.2
 
@@ -116,7 +119,7 @@ assert min(none[1]) > 10 * max(post[1]) and max(post[1]) / min(post[1]) < 1.2
 
 # %%
 post_spread, pre_spread = stack("post-LN", std=0.1)[2], stack("pre-LN", std=0.1)[2]
-print(f"std of the hidden state after blocks 1, 12, 24: post-LN {post_spread[0]:.2f} {post_spread[11]:.2f} "
+print(f"std of the hidden state after layers 1, 12, 24: post-LN {post_spread[0]:.2f} {post_spread[11]:.2f} "
       f"{post_spread[23]:.2f}; pre-LN {pre_spread[0]:.2f} {pre_spread[11]:.2f} {pre_spread[23]:.2f}")
 assert all(abs(value - 1) < 1e-3 for value in post_spread) and pre_spread[23] > 1.2 * pre_spread[0]
 
@@ -152,4 +155,5 @@ assert ours == built and base_by_hand == count_parameters(base) and round(base_b
 # %% [markdown]
 # **Exercise 05b** (`python -m minibert.exercises start 05b`): write `SublayerOutput.forward`
 # (`sublayer_output`), post-LN's end of a sublayer. The tests catch a residual added after the norm, a
-# missing residual and dropout in the wrong place.
+# missing residual, dropout in the wrong place (after the norm, over the residual stream) and dropout at
+# evaluation time.

@@ -35,6 +35,7 @@ print(line_chart({"google": (steps, google), "huggingface": (steps, hugging)}, w
 course.save("11_schedule.svg", line_chart_svg({"google": (steps, google), "huggingface": (steps, hugging)},
                                               "linear warmup, linear decay", "step", "lr multiplier"))
 print(f"right after warmup: google {google[warmup]:.2f}, huggingface {hugging[warmup]:.2f}")
+assert np.isclose(google[warmup], 1 - warmup / total) and hugging[warmup] == 1.0 and google[0] == hugging[0] == 0
 
 # %% [markdown]
 # ## Adam in two lines
@@ -51,23 +52,30 @@ optimizer = Adam([p], lr=0.01)
 p.grad = np.array([1e-3, 1.0, 100.0])
 optimizer.step()
 print("gradient", p.grad, "-> first Adam step", -p.data)
+assert np.allclose(-p.data, 0.01, rtol=1e-3)  # lr, whatever the gradient's scale
 
 # %% [markdown]
-# ## Bias correction, and why warmup makes its absence harmless
+# ## Bias correction, and how long a warmup makes its absence harmless
 #
 # m and v start at 0, so early on they are too small: after one step m = 0.1·g and v = 0.001·g². Adam
 # divides by (1 - β^t) to undo it, and its step is lr from the start. BertAdam does not, so its step is
-# lr·0.1/√0.001 ≈ 3.2·lr at step 1, and it keeps growing while m catches up faster than v. Devlin called
-# the omission "mostly an oversight" that warmup makes harmless: during warmup the lr itself is tiny, so the
-# oversized ratio multiplies a small number.
+# lr·0.1/√0.001 ≈ 3.2·lr at step 1, and it keeps growing while m catches up faster than v: m forgets its
+# zero start in about 1/(1-β1) = 10 steps, v only in about 1/(1-β2) = 1,000, and until then the step is too
+# large (still 1.26·lr at step 1,000). Devlin called the omission "mostly an oversight" that warmup makes
+# harmless: while m/√v is oversized, the warmed-up learning rate that multiplies it is still small. That
+# needs a warmup long against v's 1,000 steps, as BERT's 10,000 are; a warmup of 20 steps ends while
+# BertAdam's ratio is still 6 times Adam's. Below, the same gradient at every step, lr 0.01, and the decay
+# line of BERT's 1,000,000 steps (a few thousand steps of a one-number problem take a second or two).
 
 # %%
 
 
-def first_steps(rule, schedule, count=30):
+def step_sizes(rule, warmup_steps, count=12_000):
+    """|Δp| at each of `count` steps of `rule` with the gradient 1 every step, after `warmup_steps` of warmup."""
     p = Parameter(np.zeros(1))
     optimizer = rule([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
-    scheduler = LRScheduler(optimizer, schedule)
+    scheduler = LRScheduler(optimizer, partial(linear_warmup_linear_decay, total_steps=1_000_000,
+                                               warmup_steps=warmup_steps))
     sizes, previous = [], 0.0
     for _ in range(count):
         p.grad = np.ones(1)  # the same gradient every step
@@ -78,17 +86,25 @@ def first_steps(rule, schedule, count=30):
     return np.array(sizes)
 
 
-constant = partial(linear_warmup_linear_decay, total_steps=10_000, warmup_steps=0)
-warm = partial(linear_warmup_linear_decay, total_steps=10_000, warmup_steps=20)
-print(f"{'step':>4} {'Adam':>9} {'BertAdam':>9} {'BertAdam+warmup':>16}")
-adam, bert = first_steps(Adam, constant), first_steps(BertAdam, constant)
-bert_warm = first_steps(BertAdam, warm)
-for t in (0, 1, 2, 5, 10, 20, 29):
-    print(f"{t + 1:>4} {adam[t]:>9.5f} {bert[t]:>9.5f} {bert_warm[t]:>16.5f}")
-xs = np.arange(1, 31)
-course.save("11_first_steps.svg", line_chart_svg({"Adam": (xs, adam), "BertAdam": (xs, bert),
-                                                  "BertAdam + 20 warmup steps": (xs, bert_warm)},
+lr = 0.01
+adam, bert = step_sizes(Adam, 0), step_sizes(BertAdam, 0)
+bert_by_warmup = {warmup: step_sizes(BertAdam, warmup) for warmup in (20, 1_000, 10_000)}
+print(f"{'step':>6} {'Adam':>8} {'BertAdam':>9} {'BertAdam, warmup 20':>20} {'warmup 10,000':>14}   (in units of lr)")
+for t in (1, 2, 11, 21, 100, 1_000, 5_000, 10_000, 12_000):
+    print(f"{t:>6} {adam[t - 1] / lr:>8.3f} {bert[t - 1] / lr:>9.3f} {bert_by_warmup[20][t - 1] / lr:>20.3f} "
+          f"{bert_by_warmup[10_000][t - 1] / lr:>14.3f}")
+largest = {warmup: sizes.max() / lr for warmup, sizes in bert_by_warmup.items()}
+print(f"BertAdam's largest step: {bert.max() / lr:.2f}·lr without warmup; "
+      + ", ".join(f"{value:.2f}·lr with {warmup:,} warmup steps" for warmup, value in largest.items()))
+xs = np.arange(1, 1_001)
+course.save("11_first_steps.svg", line_chart_svg({"Adam": (xs, adam[:1_000]), "BertAdam": (xs, bert[:1_000]),
+                                                  "BertAdam + 20 warmup steps": (xs, bert_by_warmup[20][:1_000])},
                                                  "step size, constant gradient", "step", "|Δp|"))
+# m/√v without the corrections, from the moments' formulas: (1 - β1^t) / √(1 - β2^t) after t steps of g = 1
+assert np.isclose(bert[0] / adam[0], 0.1 / np.sqrt(0.001), rtol=1e-4)  # BertAdam's step 1: 3.2x Adam's
+assert np.isclose(bert[999] / adam[999], (1 - 0.9**1000) / np.sqrt(1 - 0.999**1000), rtol=1e-4)
+assert bert.max() > 6 * lr and adam.max() <= lr  # bias correction keeps Adam's step at lr from the start
+assert largest[20] > 6 and 1.2 < largest[1_000] < 1.3 and largest[10_000] <= 1.0  # only a long warmup tames it
 
 # %% [markdown]
 # ## Weight decay: L2 (Adam) vs decoupled (AdamW, BertAdam)
@@ -97,12 +113,17 @@ course.save("11_first_steps.svg", line_chart_svg({"Adam": (xs, adam), "BertAdam"
 # becomes a full-size step of about lr; AdamW shrinks p by lr·wd·p, as intended.
 
 # %%
+decayed_to = {}
 for rule in (Adam, AdamW, BertAdam):
     p = Parameter(np.array([1.0]))
     optimizer = rule([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
     p.grad = np.zeros(1)
     optimizer.step()
+    decayed_to[rule.__name__] = p.data[0]
     print(f"{rule.__name__:>8}: p = 1 -> {p.data[0]:.6f}")
+# Adam: a full step of lr = 0.01 against the sign of g = wd·p; the others: p·(1 - lr·wd)
+assert np.isclose(decayed_to["Adam"], 1 - 0.01, rtol=1e-6)
+assert np.isclose(decayed_to["AdamW"], 1 - 0.01 * 0.01) and np.isclose(decayed_to["BertAdam"], 1 - 0.01 * 0.01)
 
 # %% [markdown]
 # ## Which parameters decay: BERT's two groups

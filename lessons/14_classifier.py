@@ -18,6 +18,7 @@
 # single word gives it away (`data/synthetic/README.md`).
 
 # %%
+import math
 import shutil
 
 import course
@@ -85,6 +86,11 @@ print(f"pooled    {np.round(pooled.data[0, :6], 3)} ... (tanh keeps it in (-1, 1
 print(f"logits    {np.round(logits.data[0], 4)}  ->  softmax "
       + ", ".join(f"{label} {p:.1%}" for label, p in zip(task.labels, probabilities, strict=True)))
 print(f"model(...) gives the same logits: {same}")
+pooler, classifier = model.bert.pooler.dense, model.classifier
+assert np.allclose(pooled.data[0], np.tanh(cls_vector @ pooler.weight.data.T + pooler.bias.data), atol=1e-6)
+assert same and np.allclose(logits.data[0], pooled.data[0] @ classifier.weight.data.T + classifier.bias.data,
+                            atol=1e-6)
+assert np.all(np.abs(probabilities - 0.5) < 0.1)  # untrained: close to 50/50
 
 # %% [markdown]
 # ## What pretraining is worth, when task data is scarce
@@ -126,7 +132,7 @@ for pretrained_entry, random_entry in zip(small_runs["pretrained"].history, smal
 best = {start: run.best_metrics["accuracy"] for start, run in small_runs.items()}
 print(f"best: pretrained {best['pretrained']:.1%}, random {best['random']:.1%}: pretraining is worth "
       f"{100 * (best['pretrained'] - best['random']):+.1f} points here")
-# the point of the lesson: on scarce data the pretrained start ends ahead (+7.6 points here, 2026-12-04)
+# the point of the lesson: on scarce data the pretrained start ends ahead (the line above prints by how much)
 assert best["pretrained"] > best["random"] + 0.03, best
 
 # %% [markdown]
@@ -169,6 +175,10 @@ curves = {"train loss": ([r["step"] for r in records if r["kind"] == "train"],
           "dev error (1 - accuracy)": ([r["step"] for r in records if r["kind"] == "eval"],
                                        [1 - r["dev"]["accuracy"] for r in records if r["kind"] == "eval"])}
 print(line_chart(curves, width=64, height=10, title="fine-tuning on [CLS]"))
+losses = [entry["train_loss"] for entry in result.history]
+print(f"train loss by epoch: {', '.join(f'{loss:.3f}' for loss in losses)}; ln 2 = {math.log(2):.3f}")
+# a coin at first (the mean over epoch 1 is ln 2 to within 0.02), then well below it
+assert abs(losses[0] - math.log(2)) < 0.02 and losses[-1] < 0.5 * math.log(2)
 course.save("14_finetune_curve.svg", line_chart_svg(curves, "sentiment fine-tuning", "step", "loss / error"))
 
 # %% [markdown]

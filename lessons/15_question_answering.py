@@ -43,7 +43,7 @@ tokenizer = BertTokenizer(SYNTHETIC / "vocab.txt")
 task = make_task("qa", tokenizer, max_seq_length=128, doc_stride=64)  # tiny reads at most 128 positions
 train_path, dev_path = data_files("qa", data_dir=SYNTHETIC)
 train, dev = task.read(train_path), task.read(dev_path)
-train = train[:1800]  # the first 300 of the 4,000 training passages: enough for tiny in a lesson's minute
+train = train[:1800]  # the first 300 of the 4,000 training passages: enough for tiny, in a short lesson
 example = train[0]
 (gold_text, gold_start), = example.answers
 print(f"{len(train)} training and {len(dev)} dev questions, e.g.")
@@ -175,9 +175,9 @@ print(f"dev ({len(dev)} questions): EM {result.best_metrics['exact_match']:.1f},
 # %% [markdown]
 # A model trained from random weights for a few seconds learns first where answers tend to be in these
 # stories (names, places, days) and only later to read the question: if it gives the same answer to
-# different questions above, it is at that stage. `--full` trains six epochs and gets further; a pretrained
-# encoder gets there sooner still, since it already knows how the stories' sentences hang together. From the
-# command line:
+# different questions above, it is at that stage. `--full` trains six epochs and gets further. Whether a
+# pretrained encoder, which has read these stories, gets there sooner is not measured here: the first command
+# below fine-tunes lesson 12's model on the whole task, for you to find out. From the command line:
 #
 #     python -m minibert finetune --task qa --model lessons/output/12_pretrain_run --out runs/qa
 #     python -m minibert predict --model lessons/output/15_qa --question "Where does Ava work?" \

@@ -22,8 +22,8 @@ import lab
 # %% [markdown]
 # ## The experiment, run here
 #
-# Quick mode: 70 steps of the `tiny` model per run (80 in the other quick experiments; 70 keep this lesson's 18
-# runs within its minute), too short for what the paper measured: by then the model is still in its first phase,
+# Quick mode: 70 steps of the `tiny` model per run (80 in the other quick experiments; 70, as this lesson has 18
+# runs), too short for what the paper measured: by then the model is still in its first phase,
 # guessing mostly the commonest tokens (held-out MLM accuracy about 5%), and fine-tuning sentiment on a few
 # hundred sentences stays at 50%. So quick mode measures what *has* moved by then:
 #

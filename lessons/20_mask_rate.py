@@ -19,7 +19,7 @@ import lab
 # %% [markdown]
 # ## The experiment, run here
 #
-# Quick mode: 80 steps of the `tiny` model per run, 12 runs, about half a minute. Fine-tuning sentiment
+# Quick mode: 80 steps of the `tiny` model per run, 12 runs (docs/performance.md times it). Fine-tuning sentiment
 # stays at chance after so few steps, so quick mode reads the held-out masked LM only.
 
 # %%
@@ -34,7 +34,7 @@ if not course.FULL:  # the signal half of the argument, already after 80 steps: 
 # points against 1.5 and 1.4), and 5% (4.7 ± 0.3) is not distinguishable from 15%. After 80 steps every arm
 # is still near the rate of always guessing the commonest tokens, and the arms that predict more tokens per
 # step have left it first: the *signal* half of the argument. The other half, that too much masking
-# destroys context, does not show in a minute: 50% is not below 30% here.
+# destroys context, does not show in 80 steps: 50% is not below 30% here.
 #
 # ## The full run, and what to look for
 #

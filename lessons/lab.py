@@ -1,12 +1,13 @@
 """What the ablation lessons (19 masking, 20 mask-rate, 21 nsp) share: run one experiment of the lab here,
 and read back its stored full and `mini` runs (lesson 13 reads back `direction`'s).
 
-`run_here` runs every arm with 3 seeds in quick mode (70-80 steps of the `tiny` model per run, about a minute
-in all), or in full mode with `--full` (10-30 minutes), as `python -m minibert experiment NAME` does, and
-prints the table. Its runs are saved under the lesson's output folder as they end, so a second run of the
-lesson reads them instead of training again. `stored_run` prints a run that docs/experiments.md reports: the
-full mode's from docs/figures/experiment-NAME.json, the `mini` mode's (the same runs on the 4-layer model)
-from experiment-NAME-mini.json.
+`run_here` runs every arm with 3 seeds in quick mode (70-80 steps of the `tiny` model per run), or in full
+mode with `--full` (800 steps per run; each stored full record says how long its runs took, and on which
+CPU), as `python -m minibert experiment NAME` does, and prints the table. Every run is a step count, never a
+time budget, so the table does not depend on the machine's speed. Its runs are saved under the lesson's
+output folder as they end, so a second run of the lesson reads them instead of training again. `stored_run`
+prints a run that docs/experiments.md reports: the full mode's from docs/figures/experiment-NAME.json, the
+`mini` mode's (the same runs on the 4-layer model) from experiment-NAME-mini.json.
 """
 
 import json

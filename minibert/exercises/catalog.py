@@ -97,7 +97,7 @@ LESSONS = (
         ("adamw_update", "AdamW.update: decoupled weight decay, then the bias-corrected Adam step"),
     )),
     Lesson("11a", "11a_training_dynamics.py", "training dynamics: post-LN needs warmup, pre-LN does not"),
-    Lesson("12", "12_pretrain.py", "pretrain the 4-layer model", (
+    Lesson("12", "12_pretrain.py", "pretrain a small BERT", (
         ("global_grad_norm", "global_grad_norm: all gradients as one vector, its length"),
         ("clip_grad_norm", "clip_grad_norm: scale every gradient by max_norm/norm when above max_norm"),
         ("update_step", "checked_update: backward, clip, optimizer step, schedule step, gradients cleared"),

@@ -58,3 +58,16 @@ def test_non_scalar_output_and_second_input():
     a = Tensor(rng.standard_normal((2, 3)), requires_grad=True)
     b = Tensor(rng.standard_normal((3,)), requires_grad=True)
     assert gradcheck(lambda a, b: (a * b).exp(), a, b)
+
+
+def test_sampled_entries_are_each_compared_with_their_own_gradient():
+    """With max_entries, gradcheck checks a random sample of entries (as the layers' checks do): the k-th
+    sampled entry is flat[i], i = entries[k]. Perturb flat[i] and store its difference in numeric[k]. With k and
+    i mixed up a correct backward fails, or numeric, which holds one slot per sample, runs out of room. The
+    gradients 3x² differ at every entry, so a difference compared with another entry's gradient shows."""
+    x = Tensor(np.linspace(0.5, 2.0, 30), requires_grad=True)
+    try:
+        gradcheck(lambda x: (x * x * x).sum(), x, max_entries=6, seed=1)
+    except (IndexError, GradcheckError) as error:
+        pytest.fail(f"gradcheck rejected a correct backward when it sampled 6 of 30 entries ({error}): perturb "
+                    "flat[i], the sampled entry, and store its difference in numeric[k], the sample's slot")

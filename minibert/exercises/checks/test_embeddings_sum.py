@@ -60,6 +60,16 @@ def test_dropout_after_layernorm():
     assert dropped.any() and kept.any(), "nothing was dropped: apply self.dropout after LayerNorm in training"
 
 
+def test_eval_mode_drops_nothing():
+    """Built with dropout 0.5 but in eval mode, the output is the NumPy formula exactly: dropout acts only in
+    training. (The other eval-mode tests build the module with p = 0, where no dropout could show.)"""
+    module = embeddings(5, dropout_prob=0.5).eval()
+    input_ids, token_type_ids = np.array([[2, 5, 7, 3], [2, 4, 3, 11]]), np.array([[0, 0, 1, 1], [0, 1, 1, 1]])
+    np.testing.assert_allclose(module(input_ids, token_type_ids).data,
+                               numpy_embeddings(module, input_ids, token_type_ids), rtol=1e-9, atol=1e-12,
+                               err_msg="in eval mode dropout must do nothing: use self.dropout, which knows the mode")
+
+
 def test_gradcheck_the_three_tables():
     """Gradients reach the word, position and segment tables (and only the rows used get one)."""
     module = embeddings(2)

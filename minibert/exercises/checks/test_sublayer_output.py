@@ -4,6 +4,8 @@ Post-LN, as BERT: LayerNorm(residual + Dropout(Dense(h))). The referee computes 
 layer's own weights, checks where dropout acts, and checks every gradient by finite differences.
 """
 
+import itertools
+
 import numpy as np
 
 from minibert import Tensor, gradcheck
@@ -40,14 +42,37 @@ def test_the_residual_carries_its_input():
                                err_msg="the residual must go into the sum before the LayerNorm")
 
 
-def test_dropout_acts_before_the_norm():
-    """In training with dropout 0.5 the output is still normalised (every row mean 0, std 1): dropout acts on
-    Dense(h), before the sum and the LayerNorm, never on the normalised output."""
+def test_dropout_drops_dense_h_only():
+    """BERT drops the sublayer's projected output, then adds the residual and normalises (Google modeling.py
+    `transformer_model`: `dropout(attention_output)`, then `layer_norm(attention_output + layer_input)`). With
+    dropout 0.5, H = 4 and a seeded generator, each output row must be LayerNorm(residual + keep·Dense(h)) for
+    one of the 16 patterns keep of 0s and 1/0.5s, and some value must be dropped: dropout after the norm, or
+    over the residual stream (LayerNorm(Dropout(residual + Dense(h)))), matches no pattern."""
     sublayer = layer(dropout=0.5).train()
     rng = np.random.default_rng(3)
-    out = sublayer(Tensor(rng.standard_normal((4, 5, 6))), residual=Tensor(rng.standard_normal((4, 5, 4)))).data
-    np.testing.assert_allclose(out.mean(-1), 0, atol=1e-9, err_msg="dropout after the LayerNorm")
-    np.testing.assert_allclose(out.std(-1), 1, atol=1e-6, err_msg="dropout after the LayerNorm")
+    h, residual = rng.standard_normal((4, 5, 6)), rng.standard_normal((4, 5, 4))
+    out = sublayer(Tensor(h), residual=Tensor(residual)).data
+    dense = h @ sublayer.dense.weight.data.T + sublayer.dense.bias.data  # (B, S, H)
+    keeps = np.array(list(itertools.product([0.0, 2.0], repeat=4)))  # every drop pattern of H = 4, (16, H)
+    dropped_any = False
+    for b, s in np.ndindex(4, 5):
+        candidates = numpy_layer_norm(residual[b, s] + keeps * dense[b, s])  # (16, H): the row under each pattern
+        match = np.flatnonzero(np.abs(candidates - out[b, s]).max(axis=1) < 1e-9)
+        assert len(match), (f"output[{b}, {s}] is not LayerNorm(residual + Dropout(Dense(h))): drop Dense(h) "
+                            "only, before the residual sum, never the residual or the normalised output")
+        dropped_any |= not keeps[match[0]].all()
+    assert dropped_any, "nothing was dropped: apply self.dropout to Dense(h) in training"
+
+
+def test_eval_mode_drops_nothing():
+    """Built with dropout 0.5 but in eval mode, the sublayer is LayerNorm(residual + Dense(h)) exactly: dropout
+    acts only in training. (The other eval-mode tests build it with p = 0, where no dropout could show.)"""
+    sublayer = layer(dropout=0.5).eval()
+    rng = np.random.default_rng(5)
+    h, residual = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 3, 4))
+    want = numpy_layer_norm(residual + h @ sublayer.dense.weight.data.T + sublayer.dense.bias.data)
+    np.testing.assert_allclose(sublayer(Tensor(h), residual=Tensor(residual)).data, want, rtol=1e-9, atol=1e-12,
+                               err_msg="in eval mode dropout must do nothing: use self.dropout, which knows the mode")
 
 
 def test_gradcheck_every_parameter_and_both_inputs():

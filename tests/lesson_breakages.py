@@ -1,0 +1,221 @@
+"""Breakages of the library that destroy a lesson's point; `test_lesson_breakage.py` runs each lesson under one.
+
+The lesson-level version of `exercise_mutants.py`: each breakage patches minibert in the lesson's own process
+(a class's method or a module's function, so every caller sees it), and the lesson must then fail one of
+its own asserts, not crash. Run one by hand from the repository root:
+
+    python tests/lesson_breakages.py 05b_encoder_layer "no residual in SublayerOutput"
+
+exits with CLAIM_FAILED and the failing assert's traceback, or 0 if the lesson did not notice.
+"""
+
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np  # also the name the patched kernels' modules give their bodies
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS_DIR = ROOT / "lessons"
+CLAIM_FAILED = 3  # the exit status when one of the lesson's own asserts failed
+
+
+@dataclass(frozen=True)
+class Breakage:
+    lesson: str  # the lesson's file name without .py
+    name: str  # what is broken, in a few words
+    apply: object  # a function of no arguments that patches minibert in this process
+    fails_at: str  # a piece of the lesson's assert that must fail: the claim the breakage destroys
+
+
+def replace_code(function, replacement):
+    """Run `replacement`'s body wherever `function` is called, even through a name imported elsewhere.
+
+    The body runs with `function`'s module as its globals, so it may use only the names that module has."""
+    function.__code__ = replacement.__code__
+
+
+# lesson 01: the reverse topological walk is what makes a reused node's gradient right
+def scalar_walk_breadth_first():
+    from minibert.exercises import scalar
+    scalar.topological_order = scalar.naive_order  # Scalar.backward, and the lesson's import, get the wrong walk
+
+
+# lesson 02: the adjoint of broadcasting is a sum
+def unbroadcast_by_mean():
+    from minibert.autograd import unbroadcast
+
+    def averaged(grad, shape):
+        if grad.shape == shape:
+            return grad
+        extra = grad.ndim - len(shape)
+        axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
+                                           if n == 1 and grad.shape[extra + i] != 1)
+        return (grad.mean(axis=axes, keepdims=True) if axes else grad).reshape(shape)
+    replace_code(unbroadcast, averaged)
+
+
+# lesson 03: gradcheck catches a wrong backward
+def gradcheck_never_objects():
+    from minibert import gradient_check
+    gradient_check._compare = lambda *arguments: None  # every comparison passes
+
+
+# lesson 04: softmax subtracts the row's maximum; LayerNorm centres, then scales
+def softmax_without_the_maximum():
+    from minibert.kernels.softmax import softmax_forward
+
+    def literal_softmax(x, *arguments, **keywords):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+    replace_code(softmax_forward, literal_softmax)
+
+
+def layer_norm_without_centring():
+    from minibert.kernels.layernorm import layer_norm_forward
+
+    def rms_norm(x, weight, bias, eps):
+        rstd = 1.0 / np.sqrt((x * x).mean(axis=-1) + eps)  # the mean never subtracted
+        return x * rstd[..., None] * weight + bias, np.zeros(x.shape[:-1]), rstd
+    replace_code(layer_norm_forward, rms_norm)
+
+
+# lesson 05: the mask hides the keys a query may not see
+def attention_ignores_its_mask():
+    from minibert.nn.transformer import MultiHeadSelfAttention
+    forward = MultiHeadSelfAttention.forward
+
+    def unmasked(self, x, mask=None, *arguments, **keywords):
+        return forward(self, x, None, *arguments, **keywords)
+    MultiHeadSelfAttention.forward = unmasked
+
+
+# lesson 05a: split_heads reshapes, then moves the head axis before the tokens
+def heads_split_without_the_transpose():
+    from minibert.nn.transformer import MultiHeadSelfAttention
+
+    def split_heads(self, x):
+        batch, seq_len, _ = x.shape
+        return x.reshape(batch, self.num_heads, seq_len, self.head_size)
+    MultiHeadSelfAttention.split_heads = split_heads
+
+
+# lesson 05b: the residual keeps the input alive through a deep post-LN stack
+def no_residual_in_sublayer_output():
+    from minibert.nn.transformer import SublayerOutput
+
+    def forward(self, h, residual):
+        return self.LayerNorm(self.dropout(self.dense(h)))
+    SublayerOutput.forward = forward
+
+
+# lesson 06: a token's input vector depends on its position
+def no_position_embeddings():
+    from minibert.model.bert import BertEmbeddings
+
+    def forward(self, input_ids, token_type_ids):
+        x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)  # no position rows
+        return self.dropout(self.LayerNorm(x))
+    BertEmbeddings.forward = forward
+
+
+# lesson 06a: the decoder is the word-embedding matrix itself, so its gradient reaches E
+def untied_decoder():
+    from minibert import Tensor
+    from minibert import functional as F
+    from minibert.model.pretraining import MaskedLMHead
+
+    def forward(self, h, word_embeddings):
+        return F.linear(self.transform(h), Tensor(word_embeddings.data.copy()), self.bias)
+    MaskedLMHead.forward = forward
+
+
+# lesson 07: WordPiece takes the longest piece first
+def wordpiece_shortest_piece_first():
+    from minibert.tokenizer.wordpiece import CONTINUATION_PREFIX, WordpieceTokenizer
+
+    def segment(self, word):
+        pieces, start = [], 0
+        while start < len(word):
+            for end in range(start + 1, len(word) + 1):
+                piece = word[start:end] if start == 0 else CONTINUATION_PREFIX + word[start:end]
+                if piece in self.vocab:
+                    break
+            else:
+                return (self.unk_token,)
+            pieces.append(piece)
+            start = end
+        return tuple(pieces)
+    WordpieceTokenizer._segment = segment
+
+
+# lesson 08: 80% of the chosen tokens become [MASK], 10% a random token, 10% stay
+def every_chosen_token_masked():
+    from minibert import data
+    from minibert.data import masking
+    create = masking.create_masked_lm_predictions
+
+    def all_masked(input_ids, word_starts, rng, special_tokens, config, *arguments, **keywords):
+        out = create(input_ids, word_starts, rng, special_tokens, config, *arguments, **keywords)
+        masked_ids = out.input_ids.copy()
+        masked_ids[out.positions] = special_tokens.mask_id
+        return masking.MaskedSequence(masked_ids, out.positions, out.labels)
+    data.create_masked_lm_predictions = masking.create_masked_lm_predictions = all_masked
+
+
+# lesson 11: BertAdam's early steps are oversized because it has no bias correction
+def bias_correction_in_bert_adam():
+    from minibert.optim import AdamW, BertAdam
+    BertAdam.update = AdamW.update  # Adam's corrected step, with BertAdam's decoupled decay
+
+
+BREAKAGES = (
+    Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
+             "abs(x.grad - numeric) < 1e-6"),
+    Breakage("02_tensors_broadcasting", "unbroadcast averages", unbroadcast_by_mean,
+             "np.allclose(bias.grad, (2 * y.data).sum(axis=0))"),
+    Breakage("03_gradient_checks", "gradcheck never objects", gradcheck_never_objects,
+             'assert caught, "gradcheck let a wrong backward through"'),
+    Breakage("04_kernels", "softmax without the maximum subtracted", softmax_without_the_maximum,
+             "np.isnan(literal).any()"),
+    Breakage("04_kernels", "LayerNorm without centring", layer_norm_without_centring,
+             "np.allclose(out.std(1), 1, atol=1e-9)"),
+    Breakage("05_attention_masks", "attention ignores its mask", attention_ignores_its_mask,
+             "not np.triu(probs.data[0, 0], k=1).any()"),
+    Breakage("05a_multi_head_attention", "heads split without the transpose", heads_split_without_the_transpose,
+             "assert difference < 1e-12"),
+    Breakage("05b_encoder_layer", "no residual in SublayerOutput", no_residual_in_sublayer_output,
+             "assert post[0] > 0.9"),
+    Breakage("06_embeddings", "no position embeddings", no_position_embeddings,
+             "np.allclose(embeddings(ids, segments).data, by_hand, atol=1e-5)"),
+    Breakage("06a_tied_decoder_and_pooler", "the decoder a copy of E", untied_decoder,
+             "np.abs(E.grad[unseen]).sum() > 0"),
+    Breakage("07_wordpiece", "shortest piece first", wordpiece_shortest_piece_first,
+             'wordpiece.tokenize_word("playing") == ("play", "##ing")'),
+    Breakage("08_masking", "every chosen token masked", every_chosen_token_masked,
+             "abs(share - target) < 5 * sigma + 0.002"),
+    Breakage("11_adam_schedule", "BertAdam given bias correction", bias_correction_in_bert_adam,
+             "np.isclose(bert[0] / adam[0], 0.1 / np.sqrt(0.001), rtol=1e-4)"),
+)
+
+
+def run_broken(lesson, name):
+    """Apply the breakage, then run the lesson as `python lessons/<lesson>.py` runs it, in this process."""
+    sys.path[:0] = [str(LESSONS_DIR), str(ROOT)]  # the lesson's `import course`, and this checkout's minibert
+    (breakage,) = [b for b in BREAKAGES if (b.lesson, b.name) == (lesson, name)]
+    script = LESSONS_DIR / f"{lesson}.py"
+    breakage.apply()
+    sys.argv = [str(script)]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except AssertionError as error:
+        if traceback.extract_tb(error.__traceback__)[-1].filename != str(script):
+            raise  # an assert inside minibert is a crash of the library, not the lesson noticing
+        traceback.print_exc()
+        sys.exit(CLAIM_FAILED)
+
+
+if __name__ == "__main__":
+    run_broken(*sys.argv[1:])
