@@ -16,8 +16,7 @@ Named presets: `tiny` (tests and quick lessons), `mini` (BERT-Mini, Turc et al. 
 import dataclasses
 from dataclasses import dataclass, field
 
-from minibert.errors import ConfigError
-from minibert.io.strict_json import short_repr
+from minibert.errors import ConfigError, short_repr
 from minibert.nn.transformer import ACTIVATIONS
 from minibert.validation import is_number
 

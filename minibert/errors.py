@@ -3,7 +3,7 @@
 Every error a user can cause is one of these, with a message that names the bad value and says what to do.
 They subclass the built-in type a Python user would expect (ValueError, TypeError, OSError), so
 `except ValueError` still works, and the command line can tell our errors (one readable line) from bugs
-(a full traceback).
+(a full traceback). `short_repr` quotes a bad value in a message without quoting a megabyte of it.
 """
 
 
@@ -33,3 +33,10 @@ class CheckpointError(MinibertError, ValueError):
 
 class GradcheckError(MinibertError, AssertionError):
     """An analytic gradient that disagrees with finite differences."""
+
+
+def short_repr(value, limit=80):
+    """`repr(value)` cut to `limit` characters, as an error message quotes a bad value: a hostile file may
+    hold a 100 MB name."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -21,9 +21,9 @@ import zipfile
 
 import numpy as np
 
-from minibert.errors import CheckpointError
+from minibert.errors import CheckpointError, short_repr
 from minibert.io.atomic import atomic_write
-from minibert.io.strict_json import parse_json_object, short_repr
+from minibert.io.strict_json import parse_json_object
 from minibert.surrogates import record_json
 
 META_KEY = "__meta__"

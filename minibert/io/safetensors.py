@@ -23,11 +23,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from minibert.errors import CheckpointError
+from minibert.errors import CheckpointError, short_repr
 from minibert.io.atomic import atomic_write
 from minibert.io.bfloat16 import bf16_bits_to_float32, float32_to_bf16_bits
 from minibert.io.hf_names import looks_like_pickle, refuse_pickle_checkpoint
-from minibert.io.strict_json import parse_json_object, short_repr
+from minibert.io.strict_json import parse_json_object
 
 # A real header is about 100 bytes per tensor: BERT-base's is 20 kB. 100 MB is far beyond any real model
 # and still small enough to read into memory.

@@ -19,9 +19,8 @@ module type or pooling mode it does not know is refused by name rather than skip
 from dataclasses import dataclass
 from pathlib import Path
 
-from minibert.errors import CheckpointError
+from minibert.errors import CheckpointError, short_repr
 from minibert.io.json_fields import read_object, read_objects
-from minibert.io.strict_json import short_repr
 
 MODULES_FILE = "modules.json"
 SENTENCE_CONFIG_FILE = "sentence_bert_config.json"

@@ -11,7 +11,7 @@ the file. What the fields inside must be is checked by `json_fields.py`.
 
 import json
 
-from minibert.errors import CheckpointError
+from minibert.errors import CheckpointError, short_repr
 
 _FIX = "the file is damaged or was not written by a safetensors/minibert writer: download or save it again"
 
@@ -46,12 +46,6 @@ def parse_json_object(text, source, what="header", error=CheckpointError, fix=_F
     if not isinstance(value, dict):
         raise error(f"{source}: the {what} must be a JSON object, not {describe(value)}; {fix}")
     return value
-
-
-def short_repr(name, limit=80):
-    """`repr(name)`, cut to `limit` characters: a hostile file may hold a 100 MB name."""
-    text = repr(name)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # Python's types of parsed JSON -> the names JSON gives them, which are what the user sees in the file.

@@ -19,9 +19,8 @@ that would give other ids than HuggingFace's.
 
 import os
 
-from minibert.errors import TokenizerError
+from minibert.errors import TokenizerError, short_repr
 from minibert.io.json_fields import read_object
-from minibert.io.strict_json import short_repr
 from minibert.tokenizer.vocab import SPECIAL_TOKENS, UNK_TOKEN, validate_vocab
 from minibert.tokenizer.wordpiece import CONTINUATION_PREFIX
 
