@@ -490,9 +490,9 @@ def inference(config, args):
 def inference_child():
     config = BertConfig.preset("mini")
     try:
-        from minibert.train.fill_mask import fill_mask
+        from minibert.inspect.fill_mask import fill_mask
     except ImportError:
-        print("\n== inference: minibert.train.fill_mask is not available; skipped")
+        print("\n== inference: minibert.inspect.fill_mask is not available; skipped")
         return
     from minibert.tokenizer import BertTokenizer
 

@@ -26,7 +26,8 @@ import shutil
 
 import course
 
-from minibert.train import fill_mask, load_for_inference, pretrain, run_preset
+from minibert.inspect import fill_mask, load_for_inference
+from minibert.train import pretrain, run_preset
 from minibert.train.logs import LOG_FILE, read_log
 from minibert.train.run import open_run
 from minibert.viz import line_chart, line_chart_svg

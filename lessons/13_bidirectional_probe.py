@@ -24,11 +24,10 @@ import numpy as np
 
 from minibert.autograd import no_grad
 from minibert.data.corpora.synthetic import probe_items
-from minibert.tokenizer import BertTokenizer
-from minibert.train import fill_mask, load_for_inference, pretrain, run_preset
-from minibert.train.attention_page import attention_page
-from minibert.train.attention_view import attention_maps, tile_svgs
-from minibert.train.probe import (
+from minibert.inspect import fill_mask, load_for_inference
+from minibert.inspect.attention_page import attention_page
+from minibert.inspect.attention_view import attention_maps, tile_svgs
+from minibert.inspect.probe import (
     left_context_only,
     own_sentence,
     probe_accuracy,
@@ -36,6 +35,8 @@ from minibert.train.probe import (
     report,
     train_on_blanks,
 )
+from minibert.tokenizer import BertTokenizer
+from minibert.train import pretrain, run_preset
 from minibert.train.progress import ProgressLine
 from minibert.viz import heatmap, heatmap_svg, sparkline
 

@@ -35,15 +35,16 @@ from pathlib import Path
 import course
 import numpy as np
 
+from minibert.inspect import SentenceEncoder, fill_mask, load_for_inference
+from minibert.inspect.attention_page import attention_page
+from minibert.inspect.attention_view import attention_maps, attention_svg
+from minibert.inspect.sentence_encoder import cosine_similarity, similarity_table
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.io.sentence_layout import read_sentence_layout
 from minibert.model import BertConfig, BertForPreTraining, BertModel
 from minibert.model.memory import count_parameters
 from minibert.tokenizer import BertTokenizer
-from minibert.train import SentenceEncoder, fill_mask, load_for_inference, pretrain, run_preset
-from minibert.train.attention_page import attention_page
-from minibert.train.attention_view import attention_maps, attention_svg
-from minibert.train.sentence_encoder import cosine_similarity, similarity_table
+from minibert.train import pretrain, run_preset
 from minibert.viz import heatmap
 from minibert.viz.head_kinds import KINDS, PATTERN_SHARE, head_kind_scores, head_kinds_table, strongest_heads
 from minibert.viz.text_width import pad_right

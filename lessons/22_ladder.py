@@ -42,10 +42,10 @@ from minibert.experiments.ladder import RUNGS, WAYS, CachedVectors, probe_accura
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.ladder_table import cell_text, ladder_cells, with_protocol
 from minibert.experiments.ladder_tasks import draw_per_class, read_rows
+from minibert.inspect.sentence_encoder import SentenceEncoder
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import BertTokenizer
-from minibert.train.sentence_encoder import SentenceEncoder
 
 # %% [markdown]
 # ## One small rung, live

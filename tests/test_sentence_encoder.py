@@ -13,10 +13,10 @@ from helpers import MINILM_MODULES, write_layout
 from minibert import BertConfig, BertModel, BertTokenizer
 from minibert.cli import main
 from minibert.errors import CheckpointError, ShapeError
+from minibert.inspect.attention_view import attention_maps
+from minibert.inspect.sentence_encoder import SentenceEncoder, cosine_similarity, normalize, pool
 from minibert.io import packaged_model
 from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
-from minibert.train.attention_view import attention_maps
-from minibert.train.sentence_encoder import SentenceEncoder, cosine_similarity, normalize, pool
 
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "man", "plays", "guitar", "someone", "music",
           "stocks", "fell", "today", "."]

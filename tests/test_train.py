@@ -26,25 +26,25 @@ from minibert.fast import process_plan
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
+from minibert.inspect.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
+from minibert.inspect.fill_mask import fill_mask, masked_examples
+from minibert.inspect.loading import load_for_inference
+from minibert.inspect.sentence_encoder import SentenceEncoder
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_loop as pretrain_module
 from minibert.train import run_setup, step_plan
 from minibert.train import update as update_module
-from minibert.train.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
 from minibert.train.checkpointing import RunPosition, load_checkpoint, load_run_config, restore, save_checkpoint
 from minibert.train.evaluate import evaluate
-from minibert.train.fill_mask import fill_mask, masked_examples
 from minibert.train.interrupt import StopRequest
-from minibert.train.loading import load_for_inference
 from minibert.train.logs import RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
 from minibert.train.presets import MINI_STEPS_TO_LEARN, RunConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.progress import ProgressLine, format_duration, progress_text
 from minibert.train.run import batch_stream, open_run
-from minibert.train.sentence_encoder import SentenceEncoder
 from minibert.train.step_plan import REPLAN_EVERY, REPLAN_WINDOW, RunClock
 from minibert.train.update import TrainingDiverged, train_step
 

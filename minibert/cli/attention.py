@@ -67,9 +67,9 @@ def run(args):
 
 
 def draw_in_terminal(args):
+    from minibert.inspect.attention_view import attention_maps, attention_svg, attention_text
+    from minibert.inspect.loading import load_model_or_encoder
     from minibert.io.overwrite import free_name
-    from minibert.train.attention_view import attention_maps, attention_svg, attention_text
-    from minibert.train.loading import load_model_or_encoder
     from minibert.viz import save_svg
 
     model, tokenizer = load_model_or_encoder(args.model)
@@ -81,9 +81,9 @@ def draw_in_terminal(args):
 
 
 def write_page(args):
+    from minibert.inspect.attention_page import attention_page
+    from minibert.inspect.loading import load_model_or_encoder
     from minibert.io.atomic import atomic_write
-    from minibert.train.attention_page import attention_page
-    from minibert.train.loading import load_model_or_encoder
 
     model, tokenizer = load_model_or_encoder(args.model)
     page, notes = attention_page(model, tokenizer, args.text, name=Path(args.model).name, layers=args.layer,

@@ -16,7 +16,7 @@ def add_arguments(parser):
 
 def run(args):
     from minibert.cli.terminal import printable
-    from minibert.train.sentence_encoder import SentenceEncoder, cosine_similarity, similarity_table
+    from minibert.inspect.sentence_encoder import SentenceEncoder, cosine_similarity, similarity_table
 
     encoder = SentenceEncoder.from_pretrained(args.model)
     vectors = encoder.encode(args.texts)

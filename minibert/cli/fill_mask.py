@@ -19,8 +19,8 @@ def add_arguments(parser):
 
 
 def run(args):
-    from minibert.train.fill_mask import fill_mask, format_predictions
-    from minibert.train.loading import load_for_inference
+    from minibert.inspect.fill_mask import fill_mask, format_predictions
+    from minibert.inspect.loading import load_for_inference
 
     model, tokenizer = load_for_inference(args.model)
     for text in args.texts:

@@ -19,7 +19,7 @@ from minibert.experiments.downstream import load_task, tagging_feature_f1
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.runner import Experiment
 from minibert.experiments.setup import LONG_MODES, base_settings, data_dir, run_config
-from minibert.train.probe import candidate_scores, probe_accuracy, read_probe
+from minibert.inspect.probe import candidate_scores, probe_accuracy, read_probe
 
 ARMS = {"bidirectional": "bidirectional (BERT)", "causal": "left-to-right (GPT)",
         "elmo": "left-to-right + right-to-left (ELMo)"}

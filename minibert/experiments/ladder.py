@@ -51,11 +51,11 @@ from minibert.experiments.ladder_tasks import LADDER_TASKS, draw_per_class, read
 from minibert.experiments.ladder_tuning import TRIALS_FOLDER, TUNING, probe, tuned_fine_tuning
 from minibert.experiments.runner import Experiment
 from minibert.finetune.linear_probe import fit_chosen_ridge, predict
+from minibert.inspect.sentence_encoder import SentenceEncoder
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertModel
 from minibert.model.sentence_vectors import pair_features
 from minibert.train.interrupt import stop_if_requested
-from minibert.train.sentence_encoder import SentenceEncoder
 
 RUNGS = {
     "random": "random weights",

@@ -13,11 +13,11 @@ folder is, and where its vocabulary is, `train/model_folder.py` decides, for eve
 
 from pathlib import Path
 
+from minibert.inspect.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 from minibert.io import find_weights_file, normalize_hf_state, read_safetensors
 from minibert.io.checkpoint import check_weights_fit_config, refuse_integer_weights
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE, read_config
 from minibert.train.checkpointing import CHECKPOINT_FILE, load_run_config
-from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
 ENCODER_PREFIX = "bert."
 

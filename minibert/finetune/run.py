@@ -14,12 +14,12 @@ from minibert.errors import ConfigError
 from minibert.finetune.loop import FineTuneConfig, build_model, fine_tune
 from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.tasks import data_files, make_task
+from minibert.inspect.model_folder import check_model_folder
 from minibert.io.overwrite import check_can_write
 from minibert.io.run_lock import RunLock
 from minibert.io.sentence_layout import read_sentence_layout
 from minibert.tokenizer import BertTokenizer
 from minibert.train.logs import LOG_FILE
-from minibert.train.model_folder import check_model_folder
 
 
 def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, settings=None, random_init=False,

@@ -29,15 +29,12 @@ sentence_encoder.py, probe.py. The comment below lists every module in reading o
 # probe.py            the bidirectional probe: blanks that only the right-hand words decide
 
 from minibert.train.evaluate import Evaluation, evaluate
-from minibert.train.fill_mask import fill_mask
-from minibert.train.loading import load_for_inference
 from minibert.train.presets import RUN_PRESETS, RunConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.run import RunResult
-from minibert.train.sentence_encoder import SentenceEncoder
 from minibert.train.update import TrainingDiverged, train_step
 
 __all__ = [
-    "RUN_PRESETS", "Evaluation", "RunConfig", "RunResult", "SentenceEncoder", "TrainingDiverged",
-    "evaluate", "fill_mask", "load_for_inference", "pretrain", "run_preset", "train_step",
+    "RUN_PRESETS", "Evaluation", "RunConfig", "RunResult", "TrainingDiverged", "evaluate", "pretrain", "run_preset",
+    "train_step",
 ]

@@ -10,10 +10,10 @@ Which kind a folder is, and where its vocabulary is, `model_folder.py` decides f
 from pathlib import Path
 
 from minibert.errors import CheckpointError
+from minibert.inspect.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 from minibert.io.pretrained import holds_pretraining_heads
 from minibert.model import BertForPreTraining, BertModel
 from minibert.tokenizer import BertTokenizer
-from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
 
 def load_for_inference(directory):

@@ -19,12 +19,12 @@ import numpy as np
 
 from minibert.autograd import no_grad
 from minibert.errors import ShapeError
+from minibert.inspect.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
 from minibert.model import BertModel
 from minibert.model.sentence_vectors import mean_of_tokens
 from minibert.tokenizer import BertTokenizer
 from minibert.train.checkpointing import CHECKPOINT_FILE, load_run_config
-from minibert.train.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
 
 # torch.nn.functional.normalize's floor on the length, so an all-zero vector stays zero instead of NaN.
 NORM_EPS = 1e-12
