@@ -27,7 +27,7 @@ from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
 from minibert.inspect.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
-from minibert.inspect.fill_mask import fill_mask, masked_examples
+from minibert.inspect.fill_mask import fill_mask
 from minibert.inspect.loading import load_for_inference
 from minibert.inspect.sentence_encoder import SentenceEncoder
 from minibert.model import BertConfig, BertForPreTraining
@@ -38,6 +38,7 @@ from minibert.train import run_setup, step_plan
 from minibert.train import update as update_module
 from minibert.train.checkpointing import RunPosition, load_checkpoint, load_run_config, restore, save_checkpoint
 from minibert.train.evaluate import evaluate
+from minibert.train.guesses import masked_examples
 from minibert.train.interrupt import StopRequest
 from minibert.train.logs import RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct

@@ -21,8 +21,8 @@ import numpy as np
 
 from minibert.errors import ConfigError
 from minibert.inspect.attention_view import attention_of, checked_numbers
-from minibert.inspect.fill_mask import predict_masked
 from minibert.tokenizer import MASK_TOKEN
+from minibert.train.guesses import predict_masked
 from minibert.viz.head_kinds import head_kind_scores, head_labels
 from minibert.viz.html_page import html_page, weights_base64
 

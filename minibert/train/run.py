@@ -16,7 +16,6 @@ from pathlib import Path
 
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, DataError
-from minibert.inspect.fill_mask import masked_examples
 from minibert.io.atomic import atomic_write
 from minibert.io.overwrite import WouldOverwrite
 from minibert.io.pretrained import VOCAB_FILE
@@ -32,6 +31,7 @@ from minibert.train.checkpointing import (
     restore,
     save_checkpoint,
 )
+from minibert.train.guesses import masked_examples
 from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
 from minibert.train.progress import format_duration
 from minibert.train.run_report import REPORT_PAGE, blanks_snapshot, write_pretrain_report

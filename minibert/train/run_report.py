@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from minibert.cpu import describe_cpu
-from minibert.inspect.fill_mask import held_out_blanks
 from minibert.io.atomic import atomic_write
 from minibert.train.checkpointing import remove_partial_files
+from minibert.train.guesses import held_out_blanks
 from minibert.train.logs import SESSION_KINDS
 from minibert.viz.html_page import html_page, page_json
 
