@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from minibert.data.location import data_folder  # noqa: E402
-from minibert.inspect.loading import load_for_inference  # noqa: E402
+from minibert.inspect.model_folder import load_for_inference  # noqa: E402
 from minibert.inspect.probe import probe_accuracy, read_probe, report  # noqa: E402
 from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.pretraining_loop import pretrain  # noqa: E402

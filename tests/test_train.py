@@ -23,12 +23,11 @@ from hypothesis import strategies as st
 
 from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
 from minibert.fast import process_plan
-from minibert.finetune.model_files import pretrained_length
 from minibert.finetune.run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
 from minibert.inspect.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
 from minibert.inspect.fill_mask import fill_mask
-from minibert.inspect.loading import load_for_inference
+from minibert.inspect.model_folder import load_for_inference, pretrained_length
 from minibert.inspect.sentence_encoder import SentenceEncoder
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.optim import bert_optimizer

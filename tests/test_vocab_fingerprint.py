@@ -13,7 +13,7 @@ from minibert.cli import main
 from minibert.data.build import build_pretraining_data
 from minibert.errors import CheckpointError
 from minibert.finetune.saved_model import load_finetuned
-from minibert.inspect.loading import load_for_inference
+from minibert.inspect.model_folder import load_for_inference
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
 from minibert.train.pretraining_loop import pretrain

@@ -68,7 +68,7 @@ def run(args):
 
 def draw_in_terminal(args):
     from minibert.inspect.attention_view import attention_maps, attention_svg, attention_text
-    from minibert.inspect.loading import load_model_or_encoder
+    from minibert.inspect.model_folder import load_model_or_encoder
     from minibert.io.overwrite import free_name
     from minibert.viz import save_svg
 
@@ -82,7 +82,7 @@ def draw_in_terminal(args):
 
 def write_page(args):
     from minibert.inspect.attention_page import attention_page
-    from minibert.inspect.loading import load_model_or_encoder
+    from minibert.inspect.model_folder import load_model_or_encoder
     from minibert.io.atomic import atomic_write
 
     model, tokenizer = load_model_or_encoder(args.model)

@@ -20,7 +20,7 @@ def add_arguments(parser):
 
 def run(args):
     from minibert.inspect.fill_mask import fill_mask, format_predictions
-    from minibert.inspect.loading import load_for_inference
+    from minibert.inspect.model_folder import load_for_inference
 
     model, tokenizer = load_for_inference(args.model)
     for text in args.texts:

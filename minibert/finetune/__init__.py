@@ -19,10 +19,11 @@ task modules (classification.py, question_answering.py, tagging.py), loop.py (th
 # tasks.py               the task names of the command line and their data
 # linear_probe.py        a ridge classifier of frozen features, solved in closed form
 # probe_start.py         a classifier head started from that probe (LP-FT)
-# loop.py                the fine-tuning loop
+# plateau.py             did it learn? the epochs a small training set needs, and the warning at chance
+# loop.py                the fine-tuning loop (its starting weights read by minibert/inspect/model_folder.py)
 # report.py              report.html after each epoch: dev metrics, confusion matrix, mistakes
-# model_files.py         reading the starting weights from a run folder or a HuggingFace folder
 # saved_model.py         the fine-tuned model's folder
+# run.py                 one run from a task name and folders: what the finetune command calls
 # predict.py             running a fine-tuned model on new text
 
 from minibert.finetune.heads import (

@@ -19,8 +19,8 @@ Legend: B batch, S sequence length, H hidden size, C labels.
 import numpy as np
 
 from minibert.errors import CheckpointError, DataError, ShapeError
-from minibert.finetune.model_files import ENCODER_PREFIX, read_weights
-from minibert.io.checkpoint import stored_dtype
+from minibert.inspect.model_folder import read_weights
+from minibert.io.checkpoint import ENCODER_PREFIX, stored_dtype
 from minibert.model import BertModel
 from minibert.model.losses import cross_entropy
 from minibert.model.savable import SavableModel

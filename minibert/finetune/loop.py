@@ -33,11 +33,11 @@ import numpy as np
 from minibert.errors import ConfigError
 from minibert.fast import accelerate, process_plan
 from minibert.finetune.batching import batch_order
-from minibert.finetune.model_files import read_weights
 from minibert.finetune.plateau import MIN_STEPS, default_epochs, plateau_warning
 from minibert.finetune.probe_start import start_head_from_probe
 from minibert.finetune.report import write_ending, write_finetune_report
 from minibert.finetune.saved_model import save_finetuned, write_record
+from minibert.inspect.model_folder import read_weights
 from minibert.nn.layers import Dropout
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.interrupt import StopRequest, how_it_stopped

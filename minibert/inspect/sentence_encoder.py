@@ -13,18 +13,15 @@ Legend: B batch (texts), S sequence length, H hidden size.
 # such as all-MiniLM-L6-v2 were fine-tuned so that the mean of the token vectors places texts of similar
 # meaning close together (Reimers and Gurevych 2019, section 3).
 
-from pathlib import Path
-
 import numpy as np
 
 from minibert.autograd import no_grad
 from minibert.errors import ShapeError
-from minibert.inspect.model_folder import RUN_FOLDER, check_model_folder, read_run_folder
+from minibert.inspect.model_folder import RUN_FOLDER, check_model_folder, pretrained_length, read_run_folder
 from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
 from minibert.model import BertModel
 from minibert.model.sentence_vectors import mean_of_tokens
 from minibert.tokenizer import BertTokenizer
-from minibert.train.checkpointing import CHECKPOINT_FILE, load_run_config
 
 # torch.nn.functional.normalize's floor on the length, so an all-zero vector stays zero instead of NaN.
 NORM_EPS = 1e-12
@@ -82,8 +79,7 @@ class SentenceEncoder:
             model.load_state_dict({name.removeprefix("bert."): array for name, array in state.items()
                                    if name.startswith("bert.")})
             # positions past the run's sequence length were never trained: cut texts there, as finetune does
-            layout = SentenceLayout(max_seq_length=load_run_config(Path(directory) / CHECKPOINT_FILE).get(
-                "max_seq_length"))
+            layout = SentenceLayout(max_seq_length=pretrained_length(directory))
         else:
             model = BertModel.from_pretrained(directory, verbose=verbose)
         return cls(model, BertTokenizer.from_pretrained(directory), layout)
