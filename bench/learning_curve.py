@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from minibert.train.logs import read_log  # noqa: E402
-from minibert.train.presets import run_preset  # noqa: E402
 from minibert.train.pretraining_loop import pretrain  # noqa: E402
+from minibert.train.run_config import run_preset  # noqa: E402
 
 
 def main():

@@ -43,7 +43,7 @@ from bench.model import describe_threads, make_batch, use_training_setup  # noqa
 from minibert import fast  # noqa: E402
 from minibert.optim import bert_optimizer  # noqa: E402
 from minibert.train import run_setup  # noqa: E402
-from minibert.train.presets import run_preset  # noqa: E402
+from minibert.train.run_config import run_preset  # noqa: E402
 from minibert.train.update import train_step  # noqa: E402
 
 

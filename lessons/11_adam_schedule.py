@@ -158,7 +158,7 @@ from minibert import fast  # noqa: E402
 from minibert.model import pretraining_loss  # noqa: E402
 from minibert.optim import bert_optimizer, clip_grad_norm  # noqa: E402
 from minibert.tokenizer import BertTokenizer  # noqa: E402
-from minibert.train.presets import run_preset  # noqa: E402
+from minibert.train.run_config import run_preset  # noqa: E402
 from minibert.train.run_setup import build_model, open_batches, prepare_data  # noqa: E402
 
 tokenizer = BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt")

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibert.model.attention_init import mimetic_query_key
-from minibert.train.presets import run_preset
+from minibert.train.run_config import run_preset
 from minibert.train.run_setup import build_model
 
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibert.model.position_init import sinusoidal_positions
-from minibert.train.presets import run_preset
+from minibert.train.run_config import run_preset
 from minibert.train.run_setup import build_model
 
 

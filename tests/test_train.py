@@ -41,10 +41,10 @@ from minibert.train.guesses import masked_examples
 from minibert.train.interrupt import StopRequest
 from minibert.train.logs import RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
-from minibert.train.presets import MINI_STEPS_TO_LEARN, RunConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.progress import ProgressLine, format_duration, progress_text
 from minibert.train.run import batch_stream, open_run
+from minibert.train.run_config import MINI_STEPS_TO_LEARN, RunConfig, run_preset
 from minibert.train.step_plan import REPLAN_EVERY, REPLAN_WINDOW, RunClock
 from minibert.train.update import TrainingDiverged, train_step
 

@@ -40,9 +40,9 @@ from minibert.train import run_setup
 from minibert.train import update as update_module
 from minibert.train.checkpointing import load_checkpoint, restore
 from minibert.train.logs import read_log
-from minibert.train.presets import run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.progress import ProgressLine
+from minibert.train.run_config import run_preset
 from minibert.train.update import TrainingDiverged
 
 KILL_ROUNDS = int(os.environ.get("MINIBERT_KILL_ROUNDS", "2"))

@@ -105,9 +105,9 @@ def add_arguments(parser):
 
 
 def run(args):
-    from minibert.train.presets import run_preset
     from minibert.train.pretraining_loop import pretrain
     from minibert.train.progress import ProgressLine
+    from minibert.train.run_config import run_preset
 
     fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp", "short_phase_nsp", "plain"]
     given = {field: getattr(args, field) for field in fields if getattr(args, field) is not None}

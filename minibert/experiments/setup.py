@@ -20,7 +20,7 @@ from pathlib import Path
 
 from minibert.data.corpora import CORPORA
 from minibert.data.location import data_folder
-from minibert.train.presets import RUN_PRESETS, run_preset
+from minibert.train.run_config import RUN_PRESETS, run_preset
 
 # masked positions per 64-token sequence: room for the 50% arm of `mask-rate`, the same in every
 # experiment so that they share one build of the data (at 15%, 10 positions are used)

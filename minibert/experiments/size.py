@@ -15,7 +15,7 @@ from minibert.experiments.pretraining import held_out_mlm_accuracy, open_run, pr
 from minibert.experiments.runner import Experiment
 from minibert.experiments.setup import base_settings, data_dir, eval_batches, run_config
 from minibert.fast import process_plan
-from minibert.train.presets import RUN_PRESETS
+from minibert.train.run_config import RUN_PRESETS
 from minibert.train.step_plan import measure_pass_seconds
 
 MODELS = {"tiny": "tiny (2x64)", "tiny-deep": "tiny-deep (4x64)", "mini": "mini (4x256)"}

@@ -29,9 +29,9 @@ sentence_encoder.py, probe.py. The comment below lists every module in reading o
 # probe.py            the bidirectional probe: blanks that only the right-hand words decide
 
 from minibert.train.evaluate import Evaluation, evaluate
-from minibert.train.presets import RUN_PRESETS, RunConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.run import RunResult
+from minibert.train.run_config import RUN_PRESETS, RunConfig, run_preset
 from minibert.train.update import TrainingDiverged, train_step
 
 __all__ = [

@@ -28,7 +28,7 @@ from minibert.optim import (
     warmup_stable_decay,
 )
 from minibert.tokenizer.vocab import vocab_fingerprint
-from minibert.train.presets import RunConfig
+from minibert.train.run_config import RunConfig
 
 # Settings that change no number of the run, only what it prints, saves, when it stops and how fast it goes: a
 # resumed run may change them. Every other setting must stay as the checkpoint recorded it. The thread count

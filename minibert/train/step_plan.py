@@ -21,8 +21,8 @@ import numpy as np
 
 from minibert.model import pretraining_loss
 from minibert.train.evaluate import run_model
-from minibert.train.presets import MINI_STEPS_TO_LEARN
 from minibert.train.progress import format_duration
+from minibert.train.run_config import MINI_STEPS_TO_LEARN
 from minibert.train.run_setup import cooldown_start, short_steps_for
 
 # A run planned from the clock plans again every REPLAN_EVERY steps, from the time of its last REPLAN_WINDOW
