@@ -9,7 +9,7 @@ The floor to beat (the issue): a PyTorch run of the same recipe on the standard-
     python3 bench/learning_curve.py --minutes 10 --lr 5e-4                           # another recipe
     python3 bench/learning_curve.py --quick                                          # 1 minute
 
-The run is the `mini` preset (see minibert/train/presets.py; --lr, --warmup and --max-seq-length change
+The run is the `mini` preset (see minibert/train/run_config.py; --lr, --warmup and --max-seq-length change
 it). Its steps are planned to fit the minutes on this machine. The evaluations read the whole held-out
 split. The run folder keeps the log and the curves (loss.svg, accuracy.svg).
 """

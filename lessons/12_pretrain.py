@@ -8,7 +8,7 @@
 #
 # The paper (appendix A.2) ran this 1,000,000 times on batches of 256 sequences of up to 512 tokens, four
 # days on 16 TPU chips for BERT-base. A laptop gets minutes, so the run presets shrink everything but the
-# recipe (`minibert/train/presets.py` says why each number differs from the paper's):
+# recipe (`minibert/train/run_config.py` says why each number differs from the paper's):
 #
 # - quick mode (the default) trains the `tiny` preset, 2 layers of width 64, for 500 steps;
 # - `--full` trains `mini`, the 4-layer BERT-Mini (H 256, 4 heads), for 800 steps.

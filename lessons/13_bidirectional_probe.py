@@ -57,7 +57,7 @@ print(f"{len(probe)} probe items, e.g. {probe[0][0]!r}")
 # blank, always masked (2,500 of them, from stories the probe never uses: seed 1 instead of 0), 600 steps
 # of 32. It is masked-LM training that picks its masked slot instead of drawing 15% at random; the batches
 # are the usual pretraining batches, and `train_step` is the pretraining loop's own step (`blank_batches`
-# and `train_on_blanks` in `minibert/train/probe.py`).
+# and `train_on_blanks` in `minibert/inspect/probe.py`).
 #
 # `--full` does it the honest way, as `bench/probe.py` does: ordinary masked-LM pretraining on the whole
 # corpus, 4,000 steps per model, where a blank is masked only when the 15% draw hits
@@ -102,7 +102,7 @@ else:
 # ## The probe: 750 held-out blanks
 #
 # For each probe item the model sees the sentence with [MASK] in the blank and scores every candidate of
-# its family with its MLM logit; the highest wins (`probe_accuracy` in `minibert/train/probe.py`).
+# its family with its MLM logit; the highest wins (`probe_accuracy` in `minibert/inspect/probe.py`).
 
 # %%
 chance = float(np.mean([1 / len(choice_ids) for _, choice_ids, _, _ in probe]))

@@ -1,4 +1,4 @@
-"""The attention explorer's page (minibert/train/attention_page.py, `attention --html`), read without a
+"""The attention explorer's page (minibert/inspect/attention_page.py, `attention --html`), read without a
 browser: what it embeds must be the model's own attention and guesses, it must name nothing off the disk,
 and bad input is refused in one line before anything is written. tests/test_pages_in_browser.py opens it."""
 

@@ -8,7 +8,7 @@ the leaves' `.grad`. This is micrograd's idea with arrays instead of scalars.
 """
 
 # micrograd's idea: a node keeps its inputs, a local rule gives their gradients, a topological walk applies
-# the rules. The ops themselves live in `ops.py` and `ops.py`; the neural-network ops (softmax,
+# the rules. The basic ops themselves (+, *, @, reshape, ...) live in `ops.py`; the neural-network ops (softmax,
 # GELU, LayerNorm, ...) in `minibert/functional.py`.
 
 import contextlib
@@ -112,7 +112,7 @@ class Tensor:
     def zero_grad(self):
         self.grad = None
 
-    # ----- ops, with NumPy's names; each is a Function in ops.py or ops.py -----
+    # ----- ops, with NumPy's names; each is a Function in ops.py -----
     def __add__(self, other):
         return ops.Add.apply(self, other)
 
@@ -278,7 +278,7 @@ class Function:
     """One differentiable op. Subclasses write `forward(*arrays, **options) -> array`, saving on `self` what
     the backward needs, and `backward(grad_output) -> gradient per input` right beside it. A forward may
     return (array, *side arrays): `apply` then returns (Tensor, *side arrays), the side arrays outside the
-    graph (the attention weights of `F.self_attention`, to look at).
+    graph (the attention weights of the speed layer's fused attention, `minibert/fast/ops.py`, to look at).
 
     `self.needs_grad[i]` tells backward whether input i wants a gradient, so it can skip work (and return
     None) for inputs such as token ids or masks.

@@ -11,7 +11,7 @@ attention.svg in the model folder, or attention.2.svg, ... when that exists).
 
 With --html FILE: one self-contained page for one or more sentences, to open in a browser, with nothing
 loaded from anywhere else: a head view, a model view of every layer x head, the guesses for each [MASK],
-and all of it again under a causal (left-to-right) mask beside BERT's (minibert/train/attention_page.py).
+and all of it again under a causal (left-to-right) mask beside BERT's (minibert/inspect/attention_page.py).
 A file is never replaced unless --overwrite is given.
 
 What is drawn is bounded by what a person can look at (the sizes --help ends with): past it a sentence is cut

@@ -12,7 +12,7 @@ to `fill-mask --model` or `attention --model`. Ctrl-C stops after the current st
 # Another example, with its own steps and learning rate:
 #     python -m minibert pretrain --steps 2000 --lr 5e-4 --out runs/lr5e-4
 #
-# Every option left out comes from the preset (see minibert/train/presets.py). When resuming, options left
+# Every option left out comes from the preset (see minibert/train/run_config.py). When resuming, options left
 # out come from the checkpoint, and only --minutes, --threads and the logging options may change.
 
 import time

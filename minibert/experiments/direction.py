@@ -7,7 +7,7 @@ Three arms, the same model, data, steps and seed (masked LM only, no NSP):
                     (ELMo, Peters et al. 2018); the right-to-left one is a causal model on reversed text
                     (minibert/data/reverse.py)
 
-Measured on the right-context probe (minibert/train/probe.py: a blank only the words after it decide;
+Measured on the right-context probe (minibert/inspect/probe.py: a blank only the words after it decide;
 ELMo adds the two models' log-probabilities) and downstream, on NER with frozen features (a linear tagger
 on each word's last-layer vector; for ELMo both models' vectors side by side, as ELMo is used). Frozen
 features rather than fine-tuning, because a causal model's [CLS], which fine-tuning reads, sees nothing but

@@ -35,7 +35,7 @@ above; docs/experiments.md holds its run and the figure.
 # would see with other labelled examples. The validation and test sets are the same for every arm.
 #
 # The probe's sentence vector is the mean of the last layer's token vectors over `[CLS] text [SEP]`, as
-# sentence-transformers pools (minibert/train/sentence_encoder.py): the same for every rung, and the one
+# sentence-transformers pools (minibert/inspect/sentence_encoder.py): the same for every rung, and the one
 # MiniLM was trained to give. A pair (A, B) is the vectors u, v of A and B read alone, as
 # [u, v, |u - v|, u * v] (Conneau et al. 2017; Reimers and Gurevych 2019, §3): a linear model cannot compare
 # two vectors laid side by side, but it can read their difference and product.

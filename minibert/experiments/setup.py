@@ -13,7 +13,7 @@
 
 Every arm of an experiment starts from these and changes one thing. No arm trains the NSP loss except in
 the `nsp` experiment (the paper's Table 5 compares the directions without it too), and dropout is off (a
-short run underfits; see the `mini` preset's notes in minibert/train/presets.py).
+short run underfits; see the `mini` preset's notes in minibert/train/run_config.py).
 """
 
 from pathlib import Path

@@ -5,7 +5,7 @@ NumPy has no function for this. Its wheels ship OpenBLAS as "scipy-openblas" (sy
 macOS. Opening that file again with ctypes returns the library NumPy already loaded, so its
 `openblas_set_num_threads` changes NumPy's own matmuls (threadpoolctl does the same for every BLAS it
 knows). Anywhere else (MKL, Accelerate, a system OpenBLAS we do not find) `openblas()` is None, and BLAS
-keeps its own threads (threads.py).
+keeps its own threads (process.py).
 """
 
 import ctypes

@@ -5,7 +5,7 @@ Gurevych 2019, §3).
     features = pair_features(u, v)          [u, v, |u - v|, u * v]
 
 Each is written once, for NumPy arrays and for tensors alike: sentence embeddings
-(`minibert/train/sentence_encoder.py`) and the ladder's frozen-feature probe read arrays; the fine-tuned heads
+(`minibert/inspect/sentence_encoder.py`) and the ladder's frozen-feature probe read arrays; the fine-tuned heads
 (`minibert/finetune/heads.py`) read tensors, so the gradient flows back through the same formula.
 Legend: B batch, S sequence length, H hidden size.
 """

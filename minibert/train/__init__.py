@@ -1,32 +1,27 @@
-"""Pretraining BERT and looking at what it learned.
+"""Pretraining BERT: the loop, what it builds before its first step, and what it writes as it goes.
 
-Start with presets.py (every setting of a run) and pretraining_loop.py (the loop: log, evaluate, checkpoint
+Start with run_config.py (every setting of a run) and pretraining_loop.py (the loop: log, evaluate, checkpoint
 when due; then one step: batch -> model -> loss -> backward -> clip -> optimizer -> schedule); then the
-helpers it calls, and the tools that look at a trained model: fill_mask.py, attention_view.py,
-sentence_encoder.py, probe.py. The comment below lists every module in reading order.
+helpers it calls. The tools that look at the trained model (fill-mask, attention, sentence vectors, the
+probe) are in minibert/inspect/. The comment below lists every module in reading order.
 """
 
 # Read in this order:
-# presets.py          RunConfig: every setting of a run, and the `tiny` and `mini` presets
+# run_config.py       RunConfig: every setting of a run, and the `tiny` and `mini` presets
 # pretraining_loop.py the loop, which assigns its own state: evaluate, checkpoint, stop or take a step
 # run.py              a run's objects, opened fresh or from its checkpoint; what the loop asks of them
 # run_setup.py        what a run builds before its first step: data, model, schedule, the resume checks
 # step_plan.py        the clock budget: the steps that fit in the minutes, planned, and plans proposed again
 # update.py           the one pretraining step (`train_step`) and the update after any loss (`checked_update`)
+# nonfinite.py        where a NaN or an infinity is, so a diverged run names the parameter
 # interrupt.py        Ctrl-C as a request to stop after the current step
 # metrics.py          masked-LM and NSP accuracy, counted
 # evaluate.py         held-out evaluation on the split the model never trains on
+# guesses.py          the model's top guesses for held-out blanks, shown at each evaluation
 # checkpointing.py    atomic checkpoints that resume bit-exactly
 # progress.py         the one live progress line
 # logs.py             the JSONL log and the SVG curves drawn from it
 # run_report.py       report.html and report.json in the run folder, rewritten at each evaluation
-# model_folder.py     which kind a --model folder is, its vocabulary file, a run folder's weights (every command)
-# loading.py          a model and its tokenizer from a run folder or a from_pretrained folder
-# fill_mask.py        what the model guesses behind [MASK]
-# attention_view.py   each layer's and head's attention, in the terminal and as SVG
-# attention_page.py   the attention explorer: one HTML page, bidirectional beside causal, with the guesses
-# sentence_encoder.py sentence embeddings (pooling, normalisation) and their cosine similarities
-# probe.py            the bidirectional probe: blanks that only the right-hand words decide
 
 from minibert.train.evaluate import Evaluation, evaluate
 from minibert.train.pretraining_loop import pretrain

@@ -59,7 +59,7 @@ def add_norm_backward_numpy(grad_y, s, weight, mean, rstd, seed, keep):
 # backward makes its own passes for dropout's mask and gradient. Fused, the forward reads h and residual once
 # and writes the sum s (which the backward needs) and y; the backward reads grad_y and s and writes grad_h and
 # grad_residual. No mask is stored: dropout's draws are a function of the call's seed and the element's index
-# (dropout.py), so the backward draws them again, and with the same seed the kernel keeps the same elements as
+# (seeded_dropout.py), so the backward draws them again, and with the same seed the kernel keeps the same elements as
 # `dropout_forward`. The LayerNorm rows run through layernorm.py's own row functions. The sum may differ from
 # the three ops' in its last bit: LLVM computes residual + h * (1/keep) as one fused multiply-add, rounded
 # once instead of twice. `bench/kernel_speed.py` times one call both ways ("add & norm" in docs/performance.md).

@@ -57,7 +57,7 @@ def attention_weights_backward_numpy(grad_dropped, probs, scale, seed, keep):
 # Why one kernel: as separate ops this is a scaling pass over q, the softmax's pass, and dropout's pass over
 # the (B, A, S, S) weights, which writes a mask as well. Here one pass over each row writes the weights
 # (`probs`, which the backward and attention maps need) and the dropped weights the values are averaged with.
-# No mask is stored: the backward draws dropout's numbers again from the seed (dropout.py), and with the same
+# No mask is stored: the backward draws dropout's numbers again from the seed (seeded_dropout.py), and with the same
 # seed the kernel keeps the same elements as `dropout_forward`; the softmax is softmax.py's own row function.
 # Scaling the scores by 1/√D instead of q by 1/√D gives the same numbers when 1/√D is a power of two (D = 64
 # in every BERT size) and differs only by rounding otherwise.
