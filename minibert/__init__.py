@@ -1,10 +1,10 @@
 """minibert: BERT built from nothing but NumPy, for reading.
 
-The layers, bottom to top (docs/design.md): kernels → autograd → functional and gradient_check → nn → model →
-io / tokenizer / data / optim → fast → train / finetune → cli. The core (autograd, functional, nn, model)
-is written once, in the paper's formulas; speed is asked for with `minibert.fast.accelerate(model)` (and
-`minibert.fast.process_plan()` for threads and memory), as the training commands do. Importing or using the
-core changes nothing in the process.
+The layers, bottom to top (docs/design.md): kernels → autograd → functional and gradient_check → nn → config →
+io → model → tokenizer / data / optim → fast → train → inspect → finetune → cli. The core (autograd,
+functional, nn, model) is written once, in the paper's formulas; speed is asked for with
+`minibert.fast.accelerate(model)` (and `minibert.fast.process_plan()` for threads and memory), as the training
+commands do. Importing or using the core changes nothing in the process.
 """
 
 import importlib
