@@ -24,6 +24,7 @@ from minibert.errors import CheckpointError
 from minibert.io import find_weights_file, normalize_hf_state, read_safetensors
 from minibert.io.checkpoint import ENCODER_PREFIX, check_weights_fit_config, refuse_integer_weights
 from minibert.io.pretrained import CONFIG_FILE, VOCAB_FILE, holds_pretraining_heads, read_config
+from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
 from minibert.model import BertForPreTraining, BertModel
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.tokenizer_json import TOKENIZER_JSON_NAME
@@ -128,4 +129,23 @@ def load_model_or_encoder(directory):
     kind, _ = check_model_folder(directory)
     if kind == RUN_FOLDER or holds_pretraining_heads(directory):
         return load_for_inference(directory)
-    return BertModel.from_pretrained(directory, verbose=False).eval(), BertTokenizer.from_pretrained(directory)
+    model, tokenizer, _ = load_encoder(directory)
+    return model, tokenizer
+
+
+def load_encoder(directory, verbose=False):
+    """(BertModel in eval mode, BertTokenizer, SentenceLayout or None) of any model folder: the encoder without
+    the pretraining heads, and how it turns a text into one vector. A run folder's layout cuts texts at the
+    run's sequence length (positions past it were never trained; finetune cuts there too); a from_pretrained
+    folder's is its modules.json (sentence-transformers), or None when it has none."""
+    kind, _ = check_model_folder(directory)
+    if kind == RUN_FOLDER:
+        config, state = read_run_folder(directory)  # BertForPreTraining's weights: the encoder's under `bert.`
+        model = BertModel(config)
+        model.load_state_dict({name.removeprefix(ENCODER_PREFIX): array for name, array in state.items()
+                               if name.startswith(ENCODER_PREFIX)})
+        layout = SentenceLayout(max_seq_length=pretrained_length(directory))
+    else:
+        model = BertModel.from_pretrained(directory, verbose=verbose)
+        layout = read_sentence_layout(directory)
+    return model.eval(), BertTokenizer.from_pretrained(directory), layout

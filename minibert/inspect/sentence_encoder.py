@@ -17,11 +17,9 @@ import numpy as np
 
 from minibert.autograd import no_grad
 from minibert.errors import ShapeError
-from minibert.inspect.model_folder import RUN_FOLDER, check_model_folder, pretrained_length, read_run_folder
-from minibert.io.sentence_layout import SentenceLayout, read_sentence_layout
-from minibert.model import BertModel
+from minibert.inspect.model_folder import load_encoder
+from minibert.io.sentence_layout import SentenceLayout
 from minibert.model.sentence_vectors import mean_of_tokens
-from minibert.tokenizer import BertTokenizer
 
 # torch.nn.functional.normalize's floor on the length, so an all-zero vector stays zero instead of NaN.
 NORM_EPS = 1e-12
@@ -71,18 +69,7 @@ class SentenceEncoder:
     def from_pretrained(cls, directory, verbose=False):
         """Load a sentence-transformers folder; a plain BERT folder, or a pretraining run's folder, gets mean
         pooling, as sentence-transformers gives a model it wraps without a modules.json."""
-        kind, _ = check_model_folder(directory)  # the same refusals as every other --model (model_folder.py)
-        layout = read_sentence_layout(directory)
-        if kind == RUN_FOLDER:
-            config, state = read_run_folder(directory)  # BertForPreTraining's weights: the encoder is `bert.`
-            model = BertModel(config)
-            model.load_state_dict({name.removeprefix("bert."): array for name, array in state.items()
-                                   if name.startswith("bert.")})
-            # positions past the run's sequence length were never trained: cut texts there, as finetune does
-            layout = SentenceLayout(max_seq_length=pretrained_length(directory))
-        else:
-            model = BertModel.from_pretrained(directory, verbose=verbose)
-        return cls(model, BertTokenizer.from_pretrained(directory), layout)
+        return cls(*load_encoder(directory, verbose))
 
     @property
     def max_length(self):
