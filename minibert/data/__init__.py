@@ -11,6 +11,7 @@
 # features.py        instances as padded arrays with Google's feature names (the batch format)
 # shards.py          streamed .npz shards and their manifest
 # batches.py         seeded, shuffled batches by epoch, with dynamic or static masking
+# reverse.py         a batch read right to left (the direction experiment's ELMo-like arm)
 # build.py           the `data` command: corpus -> vocabulary -> shards
 # problems.py        warnings about usable but suspicious input, with file and line
 
