@@ -1,5 +1,5 @@
 """The import graph of minibert, read from the source: no cycles between files, no import pointing up the
-package map of docs/design.md.
+package map of docs/design.md, and one module that reads a model folder.
 
 Every `import` counts, those inside functions too: an import moved into a function still makes the two
 files need each other, it only hides the cycle from Python's loader. Run it as a script to print the
@@ -144,6 +144,43 @@ def upward_imports(graph):
             if RANK[there] > RANK[here] or (same_layer and order.index(there) > order.index(here)):
                 found.append((module, target))
     return found
+
+
+# The functions that read a model folder's weights, and the modules allowed to import them: the one reader
+# of every kind of folder, the model's own from_pretrained, and the pretraining run reading its own checkpoint
+# to resume. (io/ and train/checkpointing.py, where they are written, call each other freely.)
+FOLDER_READERS = {"minibert.io.safetensors.read_safetensors", "minibert.io.read_safetensors",
+                  "minibert.io.hf_names.find_weights_file", "minibert.io.find_weights_file",
+                  "minibert.io.pretrained.read_config", "minibert.io.pretrained.load_pretrained",
+                  "minibert.train.checkpointing.load_checkpoint", "minibert.train.checkpointing.load_run_config",
+                  "minibert.inspect.model_folder.read_run_folder"}
+FOLDER_READING_MODULES = {"minibert.inspect.model_folder", "minibert.model.savable", "minibert.train.run"}
+
+
+def folder_reads(modules):
+    """(module, name) for each import of a FOLDER_READERS name outside io/ and train/checkpointing.py."""
+    found = []
+    for module, path in modules.items():
+        if module.startswith("minibert.io") or module == "minibert.train.checkpointing":
+            continue
+        found += [(module, name) for name in imported_names(module, path) if name in FOLDER_READERS]
+    return found
+
+
+def test_one_module_reads_a_model_folder():
+    """A model folder's weights are read by inspect/model_folder.py, and elsewhere only by the model's own
+    from_pretrained and by a pretraining run resuming from its checkpoint: a second reader would fail here."""
+    reads = folder_reads(module_files())
+    assert {module for module, _ in reads} <= FOLDER_READING_MODULES, reads
+    assert "minibert.inspect.model_folder" in {module for module, _ in reads}
+
+
+def test_a_second_folder_reader_is_caught(tmp_path):
+    """The check sees a module outside the allowed ones that imports a reader, inside a function too."""
+    path = tmp_path / "reader.py"
+    path.write_text("def weights(folder):\n    from minibert.io import read_safetensors\n"
+                    "    return read_safetensors(folder)\n", encoding="utf-8")
+    assert folder_reads({"minibert.cli.reader": path}) == [("minibert.cli.reader", "minibert.io.read_safetensors")]
 
 
 def test_the_graph_sees_imports_inside_functions():
