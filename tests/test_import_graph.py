@@ -2,8 +2,9 @@
 package map of docs/design.md, and one module that reads a model folder.
 
 Every `import` counts, those inside functions too: an import moved into a function still makes the two
-files need each other, it only hides the cycle from Python's loader. Run it as a script to print the
-graph's cycles and upward imports:
+files need each other, it only hides the cycle from Python's loader. A package's `__init__.py` is an edge
+where it is named (`from minibert.model import BertModel`), not each time one of its modules is. Run it as a
+script to print the graph's cycles and upward imports:
 
     python tests/test_import_graph.py
 """
