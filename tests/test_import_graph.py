@@ -18,7 +18,7 @@ PACKAGE = ROOT / "minibert"
 # docs/design.md's package map, bottom to top: a file imports only from its own layer and those before it.
 # Within a layer, the packages are listed in the order they may import each other.
 LAYERS = [
-    ["errors", "cpu"],
+    ["errors", "cpu", "surrogates"],
     ["kernels"],
     ["autograd"],
     ["functional", "gradient_check"],
@@ -133,7 +133,7 @@ def upward_imports(graph):
     for module, targets in graph.items():
         for target in sorted(targets):
             here, there = layer_of(module), layer_of(target)
-            if here == there:
+            if here == there or not {here, there} <= set(RANK):  # test_every_package_is_on_the_map fails
                 continue
             same_layer = RANK[here] == RANK[there]
             order = LAYERS[RANK[here]]
