@@ -18,7 +18,7 @@ PACKAGE = ROOT / "minibert"
 # docs/design.md's package map, bottom to top: a file imports only from its own layer and those before it.
 # Within a layer, the packages are listed in the order they may import each other.
 LAYERS = [
-    ["errors", "cpu", "surrogates"],
+    ["errors", "cpu", "surrogates", "validation"],
     ["kernels"],
     ["autograd"],
     ["functional", "gradient_check"],
