@@ -38,7 +38,8 @@ import course
 import lab
 
 from minibert.data.corpora.dependency_topics import build_dependency_topics
-from minibert.experiments.ladder import RUNGS, WAYS, CachedVectors, probe_accuracy
+from minibert.experiments.ladder import CachedVectors, probe_accuracy
+from minibert.experiments.ladder_arms import RUNGS, WAYS
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.ladder_table import cell_text, ladder_cells, with_protocol
 from minibert.experiments.ladder_tasks import draw_per_class, read_rows

@@ -14,7 +14,7 @@ from minibert.cli import main
 from minibert.data.corpora.document_pairs import library_pairs
 from minibert.data.corpora.package_topics import split_examples, write_splits
 from minibert.errors import ConfigError, DataError
-from minibert.experiments import ladder, ladder_tasks, ladder_tuning, sentence_task
+from minibert.experiments import ladder, ladder_arms, ladder_tasks, ladder_tuning, sentence_task
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.results import results_record
 from minibert.experiments.runner import run_experiment
@@ -77,11 +77,11 @@ def test_the_chosen_penalty_avoids_the_peak_where_examples_match_features():
 def test_arms_name_their_rung_task_way_and_size():
     for arms in (ladder.arms, sentence_task.EXPERIMENT.arms):
         for arm in [*arms("quick"), *arms("full")]:
-            rung, task, way, size = ladder.parse_arm(arm)
-            assert ladder.arm_name(rung, task, way, size) == arm and re.fullmatch(r"[A-Za-z0-9_.-]+", arm)
+            rung, task, way, size = ladder_arms.parse_arm(arm)
+            assert ladder_arms.arm_name(rung, task, way, size) == arm and re.fullmatch(r"[A-Za-z0-9_.-]+", arm)
     # the hour on pydocs-large at 100 a class only; LP-FT at 30 and 100
     assert len(ladder.arms("full")) == (4 * 4 + 1) * 3 * 2 + 4 * 2 * 3
-    assert {ladder.parse_arm(arm)[2] for arm in ladder.arms("quick")} == {"probe"}
+    assert {ladder_arms.parse_arm(arm)[2] for arm in ladder.arms("quick")} == {"probe"}
     # the sentence-task rungs are sentence-task's alone: the ladder's settings (and its stored runs) keep theirs
     assert not {"15min_sop", "15min_none"} & set(ladder.settings("full")["folders"])
     assert set(sentence_task.EXPERIMENT.settings("full")["folders"]) == {"15min", "15min_sop", "15min_none"}
@@ -167,7 +167,7 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     assert [record["seed"] for record in records[:2]] == [0, 1] and records[0]["arm"] == records[1]["arm"]
     assert records[0]["arm"] == "random-sentiment-probe-30"  # the probe first, its smallest size, both seeds
     for record in records:
-        rung, task, way, size = ladder.parse_arm(record["arm"])
+        rung, task, way, size = ladder_arms.parse_arm(record["arm"])
         metrics = record["metrics"]
         assert 0 <= metrics["accuracy"] <= 100 and metrics["per_class"] == int(size)
         assert metrics["train_examples"] == 2 * int(size)

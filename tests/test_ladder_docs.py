@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
-from minibert.experiments.ladder import RUNGS, WAYS, arm_name
+from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name
 from tests.helpers import ROOT
 
 FIGURES = ROOT / "docs" / "figures"

@@ -22,7 +22,7 @@ from helpers import ROOT, assert_one_error_line, small_options, tokenizer_json
 
 from minibert.cli import main
 from minibert.cli.terminal import printable
-from minibert.experiments import ladder
+from minibert.experiments import ladder, ladder_arms
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.surrogates import record_json, shown
 from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
@@ -184,7 +184,7 @@ def workdir(tmp_path_factory, small_corpus):
 
 def measured_by_a_stub(arm, seed, settings, shared):
     """The ladder's runs without the training (minutes each): what is tested is how their records are kept."""
-    return {"accuracy": 50.0, "per_class": int(ladder.parse_arm(arm)[3])}
+    return {"accuracy": 50.0, "per_class": int(ladder_arms.parse_arm(arm)[3])}
 
 
 def strings_in(value):

@@ -18,6 +18,7 @@ outside them (by `python -m minibert pretrain`, or a real BERT) on real text: `l
 #                       classifier of minibert/finetune/linear_probe.py)
 # direction.py, masking.py, mask_rate.py, nsp.py, pretraining_worth.py, size.py: the six experiments of
 #                       one variable each
+# ladder_arms.py        the ladder's names: its rungs, its ways, an arm's name
 # ladder_tasks.py       the ladder's tasks, cut into train, validation and test splits
 # ladder_tuning.py      its protocol: one recipe and tuning budget, chosen on validation, scored on test
 # bootstrap.py          the test set's own noise: a bootstrap interval over its examples

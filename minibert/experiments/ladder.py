@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from minibert.errors import ConfigError, DataError, MinibertError
+from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name, parse_arm
 from minibert.experiments.ladder_figure import draw_ladder
 from minibert.experiments.ladder_provenance import describe_checkpoint, ladder_provenance, pin_checkpoints
 from minibert.experiments.ladder_tasks import LADDER_TASKS, draw_per_class, read_rows, task_files, training_file
@@ -57,16 +58,6 @@ from minibert.model import BertModel
 from minibert.model.sentence_vectors import pair_features
 from minibert.train.interrupt import stop_if_requested
 
-RUNGS = {
-    "random": "random weights",
-    "15min": "15 minutes of pretraining",
-    "60min": "60 minutes of pretraining",
-    "60min_large": "60 minutes on pydocs-large",
-    "minilm": "all-MiniLM-L6-v2",
-    # the sentence-task experiment's (sentence_task.py): the 15 minutes' steps with another sentence loss
-    "15min_sop": "15 minutes, SOP for NSP",
-    "15min_none": "15 minutes, no sentence loss",
-}
 # Where each rung's model folder is unless --rung NAME=DIR says otherwise, and the command that makes it.
 # The random rung reads the 15-minute folder for its shape and vocabulary only; PACKAGED is no folder but the
 # model package (io/packaged_model.py).
@@ -84,7 +75,6 @@ MAKE_RUNG = {
     "15min_none": "python -m minibert pretrain --no-nsp --steps N --out runs/mini-pydocs-none (N: the steps of "
                   "your 15-minute run)",
 }
-WAYS = {"finetune": "fine-tuned", "probe": "linear probe", "lpft": "probe, then fine-tuned"}
 # What each fine-tuning way asks of the finetune command, for a task of single sentences and of pairs.
 RECIPES = {
     "finetune": ({"pooling": "cls"}, {}),  # BERT's: [CLS] A [SEP] B [SEP], the pooler, a random head
@@ -137,10 +127,6 @@ def _settings(modes, mode):
             "tuning": TUNING}
 
 
-def arm_name(rung, task, way, size):
-    return f"{rung}-{task}-{way}-{size}"
-
-
 def arms_for(modes):
     """An Experiment's `arms` (mode -> {arm: label}) for `modes`: the probe's arms first (seconds each, so a
     stopped ladder already holds one whole way), then fine-tuning's; in each, size by size (the small, cheap
@@ -152,14 +138,6 @@ def _arms(chosen):
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
             for way in ("probe", "finetune", "lpft") for size in SIZES for task in chosen["tasks"] for rung in RUNGS
             if any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))}
-
-
-def parse_arm(arm):
-    """(rung, task, way, size) of an arm name; task names hold dashes, the other three do not (a rung's
-    name joins its words with _)."""
-    rung, rest = arm.split("-", 1)
-    task, way, size = rest.rsplit("-", 2)
-    return rung, task, way, size
 
 
 def with_folders(settings, given):

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name
 from minibert.experiments.ladder_table import ladder_cells, with_protocol
 from minibert.viz.svg import line_chart_svg, panels_svg, save_svg
 
@@ -15,8 +16,6 @@ def panel_lines(record, cells, task, way):
     """{line name: (examples a class, mean accuracy)} of one panel: arrays in size order, the sizes that
     have finished runs only; `cells` are ladder_table.ladder_cells(record). An arm with a run that learned
     nothing (ladder_tuning.py) leaves its rung's line and is drawn apart, as "<rung>: learned nothing"."""
-    from minibert.experiments.ladder import RUNGS, arm_name  # ladder.py imports this module for its figure
-
     settings, lines = record["settings"], {}
     for rung in settings["rungs"]:
         points = {"learned": [], "nothing": []}
@@ -34,8 +33,6 @@ def panel_lines(record, cells, task, way):
 
 def ladder_svg(record):
     """The picture of a ladder results record (results.py's results_record), as an SVG string."""
-    from minibert.experiments.ladder import WAYS
-
     charts, columns, cells = [], 1, ladder_cells(record)
     y_label = "test accuracy (%)" if with_protocol(record) else "dev accuracy (%)"
     for task in record["settings"]["tasks"]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
+from minibert.experiments.ladder_arms import RUNGS, WAYS, parse_arm
 from minibert.experiments.summary import summarize
 
 
@@ -40,8 +41,6 @@ def correct_matrix(runs):
 
 def ladder_cells(record):
     """{(task, way, size, rung): Cell} of every arm with finished runs."""
-    from minibert.experiments.ladder import parse_arm  # ladder.py draws its figure with this module
-
     runs_of = {}
     for run in record["runs"]:
         rung, task, way, size = parse_arm(run["arm"])
@@ -81,8 +80,6 @@ def cell_text(cell):
 
 def markdown_tables(record):
     """{task: its markdown table}: a row per way and size, a column per rung, as docs/experiments.md has them."""
-    from minibert.experiments.ladder import RUNGS, WAYS
-
     cells, settings = ladder_cells(record), record["settings"]
     rungs = [rung for rung in settings["rungs"] if any(key[3] == rung for key in cells)]
     tables = {}
