@@ -13,20 +13,13 @@ from pathlib import Path
 
 from minibert.errors import ConfigError
 from minibert.experiments.ladder_tasks import SPLITS_FILE, file_sha256, read_splits
-from minibert.io import find_weights_file
+from minibert.inspect.model_folder import weights_file
 from minibert.io.atomic import atomic_write
 from minibert.io.packaged_model import PIP_NAME
-from minibert.train.checkpointing import CHECKPOINT_FILE
 from minibert.train.logs import LOG_FILE
 
 CHECKPOINTS_FILE = "checkpoints.json"
 LOGS_FOLDER = "checkpoints"
-
-
-def weights_file(folder):
-    """The file that holds a model folder's weights: a pretraining run's checkpoint.npz, or model.safetensors."""
-    run = Path(folder) / CHECKPOINT_FILE
-    return run if run.is_file() else find_weights_file(folder)
 
 
 def describe_checkpoint(folder, packaged=False):

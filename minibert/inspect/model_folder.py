@@ -67,6 +67,12 @@ def check_model_folder(directory):
     return model_folder_kind(directory), vocabulary_file(directory)
 
 
+
+def weights_file(directory):
+    """The file that holds a model folder's weights: a run folder's checkpoint.npz, or model.safetensors."""
+    run = Path(directory) / CHECKPOINT_FILE
+    return run if run.is_file() else find_weights_file(directory)
+
 def read_run_folder(directory):
     """(config, {name: array}) of a run folder's checkpoint; its vocab.txt, if there, must be the one the
     checkpoint was trained with (same sha256), and the weights must fit the config."""
