@@ -12,10 +12,10 @@ import re
 import numpy as np
 import pytest
 from helpers import wide_model_folder
-from minibert.train.attention_view import attention_of
-from minibert.train.loading import load_model_or_encoder
 
 from minibert.cli import main
+from minibert.inspect.attention_view import attention_of
+from minibert.inspect.model_folder import load_model_or_encoder
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "."]
 

@@ -24,8 +24,8 @@ from minibert.cli.arguments import whole_number
 
 
 def add_arguments(parser):
-    from minibert.train.attention_page import PAGE_SENTENCES, PAGE_TOKENS, PAGE_WEIGHTS
-    from minibert.train.attention_view import DRAWN_CELLS, DRAWN_TOKENS
+    from minibert.inspect.attention_page import PAGE_SENTENCES, PAGE_TOKENS, PAGE_WEIGHTS
+    from minibert.inspect.attention_view import DRAWN_CELLS, DRAWN_TOKENS
 
     parser.epilog = (  # the sizes, from the constants that enforce them
         f"sizes: the terminal and the SVG draw a text of at most {DRAWN_TOKENS} tokens, and of the heads chosen "
