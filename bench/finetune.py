@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from minibert.finetune import FineTuneConfig  # noqa: E402
+from minibert.finetune.finetuning_run import run_finetuning  # noqa: E402
 from minibert.finetune.loop import unknown_share  # noqa: E402
-from minibert.finetune.run import run_finetuning  # noqa: E402
 from minibert.finetune.tasks import data_files, make_task  # noqa: E402
 from minibert.model import BertConfig, BertModel  # noqa: E402
 from minibert.tokenizer import BertTokenizer, train_wordpiece  # noqa: E402

@@ -9,7 +9,7 @@ The floor to beat (the issue): a PyTorch run of the same recipe on the standard-
     python3 bench/learning_curve.py --minutes 10 --lr 5e-4                           # another recipe
     python3 bench/learning_curve.py --quick                                          # 1 minute
 
-The run is the `mini` preset (see minibert/train/run_config.py; --lr, --warmup and --max-seq-length change
+The run is the `mini` preset (see minibert/train/pretraining_config.py; --lr, --warmup and --max-seq-length change
 it). Its steps are planned to fit the minutes on this machine. The evaluations read the whole held-out
 split. The run folder keeps the log and the curves (loss.svg, accuracy.svg).
 """
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
 from minibert.train.logs import read_log  # noqa: E402
+from minibert.train.pretraining_config import run_preset  # noqa: E402
 from minibert.train.pretraining_loop import pretrain  # noqa: E402
-from minibert.train.run_config import run_preset  # noqa: E402
 
 
 def main():

@@ -35,8 +35,8 @@ from minibert.autograd import no_grad  # noqa: E402
 from minibert.data.batches import PretrainingBatches  # noqa: E402
 from minibert.inspect.model_folder import load_for_inference  # noqa: E402
 from minibert.train.evaluate import run_model  # noqa: E402
-from minibert.train.run_config import run_preset  # noqa: E402
-from minibert.train.run_setup import prepare_data  # noqa: E402
+from minibert.train.pretraining_config import run_preset  # noqa: E402
+from minibert.train.pretraining_setup import prepare_data  # noqa: E402
 
 
 def main():

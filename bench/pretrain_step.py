@@ -42,19 +42,19 @@ from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 from bench.model import describe_threads, make_batch, use_training_setup  # noqa: E402
 from minibert import fast  # noqa: E402
 from minibert.optim import bert_optimizer  # noqa: E402
-from minibert.train import run_setup  # noqa: E402
-from minibert.train.run_config import run_preset  # noqa: E402
+from minibert.train import pretraining_setup  # noqa: E402
+from minibert.train.pretraining_config import run_preset  # noqa: E402
 from minibert.train.update import train_step  # noqa: E402
 
 
 def minibert_step(config, batch, plain=False):
     """A function that runs one minibert training step on `batch`: accelerated as the command trains, or with
     the core's plain layers alone (`plain`)."""
-    model = run_setup.build_model(config, 8192)
+    model = pretraining_setup.build_model(config, 8192)
     if not plain:
         fast.accelerate(model, prune_last_layer=True)
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
-    scheduler = run_setup.build_scheduler(optimizer, config, total_steps=10_000)
+    scheduler = pretraining_setup.build_scheduler(optimizer, config, total_steps=10_000)
     parameters = model.parameters()
     print(model)
     return lambda: train_step(model, parameters, optimizer, scheduler, batch, config)
@@ -68,7 +68,7 @@ def torch_step(config, batch):
     from transformers import BertModel
 
     torch.manual_seed(0)
-    model_config = run_setup.build_model(config, 8192).config
+    model_config = pretraining_setup.build_model(config, 8192).config
     hf_config = HFConfig(**{key: value for key, value in model_config.to_dict().items()
                             if key not in ("attention", "is_decoder")})
     encoder = BertModel(hf_config)
@@ -156,7 +156,7 @@ def main():
 
     config = run_preset("mini")
     batch_size, seq_len, masked = config.batch_size, config.max_seq_length, config.max_predictions_per_seq
-    model_config = run_setup.build_model(config, 8192).config
+    model_config = pretraining_setup.build_model(config, 8192).config
     batch = make_batch(model_config, batch_size, seq_len, masked, np.random.default_rng(0))
     tokens = batch_size * seq_len
     print(f"mini ({model_config.summary()}), B={batch_size} S={seq_len} P={masked}, "

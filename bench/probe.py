@@ -32,9 +32,9 @@ from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 from minibert.data.location import data_folder  # noqa: E402
 from minibert.inspect.model_folder import load_for_inference  # noqa: E402
 from minibert.inspect.probe import probe_accuracy, read_probe, report  # noqa: E402
+from minibert.train.pretraining_config import run_preset  # noqa: E402
 from minibert.train.pretraining_loop import pretrain  # noqa: E402
 from minibert.train.progress import ProgressLine  # noqa: E402
-from minibert.train.run_config import run_preset  # noqa: E402
 
 
 def main():

@@ -37,7 +37,7 @@ from minibert.data.build import resolve_corpus  # noqa: E402
 from minibert.data.corpora import document_pairs, package_topics  # noqa: E402
 from minibert.data.location import data_folder  # noqa: E402
 from minibert.finetune import FineTuneConfig  # noqa: E402
-from minibert.finetune.run import run_finetuning  # noqa: E402
+from minibert.finetune.finetuning_run import run_finetuning  # noqa: E402
 
 # --task -> (what writes its files, its labels, the default training sizes, the default dev size); a size is
 # examples per label for package-topics, and per label and library for doc-pairs

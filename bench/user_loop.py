@@ -31,7 +31,7 @@ from model import describe_threads, make_batch  # noqa: E402  (bench/model.py)
 from pretrain_step import minibert_step  # noqa: E402  (bench/pretrain_step.py)
 
 import minibert  # noqa: E402
-from minibert.train.run_config import run_preset  # noqa: E402
+from minibert.train.pretraining_config import run_preset  # noqa: E402
 
 
 def main():

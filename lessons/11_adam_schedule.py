@@ -151,15 +151,15 @@ assert not any("LayerNorm" in name or name.endswith("bias") for name in decayed[
 # training run can answer it. Train the same tiny model twice for 200 steps on the synthetic stories: once
 # with the chosen tokens left visible (the answer sits in the input at the very position asked about), once
 # masked as BERT does. Then ask both to fill real blanks in held-out stories they never trained on. (The
-# batches come from the data routine of lessons 08 and 09; `minibert/train/run_setup.py` opens them.)
+# batches come from the data routine of lessons 08 and 09; `minibert/train/pretraining_setup.py` opens them.)
 
 # %%
 from minibert import fast  # noqa: E402
 from minibert.model import pretraining_loss  # noqa: E402
 from minibert.optim import bert_optimizer, clip_grad_norm  # noqa: E402
 from minibert.tokenizer import BertTokenizer  # noqa: E402
-from minibert.train.run_config import run_preset  # noqa: E402
-from minibert.train.run_setup import build_model, open_batches, prepare_data  # noqa: E402
+from minibert.train.pretraining_config import run_preset  # noqa: E402
+from minibert.train.pretraining_setup import build_model, open_batches, prepare_data  # noqa: E402
 
 tokenizer = BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt")
 

@@ -8,7 +8,7 @@
 #
 # The paper (appendix A.2) ran this 1,000,000 times on batches of 256 sequences of up to 512 tokens, four
 # days on 16 TPU chips for BERT-base. A laptop gets minutes, so the run presets shrink everything but the
-# recipe (`minibert/train/run_config.py` says why each number differs from the paper's):
+# recipe (`minibert/train/pretraining_config.py` says why each number differs from the paper's):
 #
 # - quick mode (the default) trains the `tiny` preset, 2 layers of width 64, for 500 steps;
 # - `--full` trains `mini`, the 4-layer BERT-Mini (H 256, 4 heads), for 800 steps.
@@ -29,7 +29,7 @@ import course
 from minibert.inspect import fill_mask, load_for_inference
 from minibert.train import pretrain, run_preset
 from minibert.train.logs import LOG_FILE, read_log
-from minibert.train.run import open_run
+from minibert.train.pretraining_run import open_run
 from minibert.viz import line_chart, line_chart_svg
 from minibert.viz.text_width import pad_right
 
@@ -48,7 +48,7 @@ if run_dir.exists():
 # %% [markdown]
 # ## The run, before its first step
 #
-# `open_run` (minibert/train/run.py) builds what the run needs: the pretraining data (the corpus, its
+# `open_run` (minibert/train/pretraining_run.py) builds what the run needs: the pretraining data (the corpus, its
 # WordPiece vocabulary and the NSP instances of lesson 09, made once and kept under `data/synthetic/build/`),
 # the model, AdamW with BERT's weight-decay groups, and the warmup + linear-decay schedule of lesson 11. The
 # masks of lesson 08 are drawn anew for every batch (dynamic masking, as RoBERTa does), so no two epochs show

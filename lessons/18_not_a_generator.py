@@ -25,7 +25,7 @@ from minibert.model import causal_lm_loss
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import run_preset
-from minibert.train.run_setup import build_model, build_scheduler
+from minibert.train.pretraining_setup import build_model, build_scheduler
 from minibert.train.update import checked_update, train_step
 from minibert.viz import line_chart, line_chart_svg, sparkline
 

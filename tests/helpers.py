@@ -19,8 +19,8 @@ from minibert.data import build_pretraining_data
 from minibert.data.corpora.corpus_file import write_corpus
 from minibert.data.corpora.synthetic import corpus_documents
 from minibert.train.logs import read_log
+from minibert.train.pretraining_config import RunConfig
 from minibert.train.progress import ProgressLine
-from minibert.train.run_config import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibert.model.attention_init import mimetic_query_key
-from minibert.train.run_config import run_preset
-from minibert.train.run_setup import build_model
+from minibert.train.pretraining_config import run_preset
+from minibert.train.pretraining_setup import build_model
 
 
 def head_scores(query, key, inputs, head, head_size):

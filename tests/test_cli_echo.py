@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from minibert.cli import main
 from minibert.cli.terminal import BIDI_CONTROLS, printable
 from minibert.finetune import FineTuneConfig
-from minibert.finetune.run import run_finetuning
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import SPECIAL_TOKENS

@@ -13,8 +13,8 @@ import pytest
 from helpers import SMALL, Child, finished, make_small_corpus, minibert, quiet, small_options, step_losses
 
 from minibert.train.checkpointing import load_checkpoint
+from minibert.train.pretraining_config import run_preset
 from minibert.train.pretraining_loop import pretrain
-from minibert.train.run_config import run_preset
 
 
 @pytest.fixture(scope="module")

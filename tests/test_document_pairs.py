@@ -20,8 +20,8 @@ from minibert.data.corpora.synthetic import synthetic_story
 from minibert.data.corpora.synthetic_grammar import render
 from minibert.errors import DataError
 from minibert.finetune import FineTuneConfig, tasks
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.finetune.readers import read_tsv
-from minibert.finetune.run import run_finetuning
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import train_wordpiece
 

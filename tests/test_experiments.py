@@ -28,10 +28,10 @@ from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
 from minibert.experiments.table import cell, format_table
 from minibert.finetune.linear_probe import fit_linear_classifier, predict
-from minibert.io.run_lock import LOCK_FILE
+from minibert.io.folder_lock import LOCK_FILE
 from minibert.tokenizer import BertTokenizer
-from minibert.train.run_config import RUN_PRESETS
-from minibert.train.run_setup import open_batches, prepare_data
+from minibert.train.pretraining_config import RUN_PRESETS
+from minibert.train.pretraining_setup import open_batches, prepare_data
 
 ARMS = {"a": "arm A", "b": "arm B"}
 

@@ -9,8 +9,8 @@ import pytest
 from minibert.cli import main
 from minibert.errors import ConfigError, DataError
 from minibert.finetune import FineTuneConfig, load_finetuned
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.finetune.predict import answer, classify, tag
-from minibert.finetune.run import run_finetuning
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import train_wordpiece
 from minibert.train.logs import read_log

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from minibert.errors import DataError
 from minibert.finetune import FineTuneConfig
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.finetune.readers import read_conll, read_squad, read_tsv
-from minibert.finetune.run import run_finetuning
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
 from minibert.train.pretraining_loop import TrainingDiverged

@@ -9,7 +9,7 @@ from helpers import write_layout
 
 from minibert.cli import main
 from minibert.finetune import FineTuneConfig
-from minibert.finetune.run import run_finetuning
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import SPECIAL_TOKENS, BertTokenizer
 

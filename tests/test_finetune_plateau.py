@@ -8,11 +8,11 @@ import pytest
 from minibert.errors import ConfigError
 from minibert.finetune import FineTuneConfig
 from minibert.finetune.classification import ClassificationTask
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.finetune.loop import FineTuneResult
 from minibert.finetune.plateau import MAX_EPOCHS, MIN_STEPS, at_chance, default_epochs, plateau_warning
 from minibert.finetune.question_answering import QuestionAnsweringTask
 from minibert.finetune.readers import TextExample
-from minibert.finetune.run import run_finetuning
 from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import BertTokenizer
 

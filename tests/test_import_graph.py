@@ -121,7 +121,7 @@ def cycles(graph):
 
 
 def layer_of(module):
-    """The package-map entry a module belongs to: `minibert.train.run` -> "train"."""
+    """The package-map entry a module belongs to: `minibert.train.pretraining_run` -> "train"."""
     return module.split(".")[1]
 
 
@@ -150,7 +150,7 @@ FOLDER_READERS = {"minibert.io.safetensors.read_safetensors", "minibert.io.read_
                   "minibert.io.pretrained.read_config", "minibert.io.pretrained.load_pretrained",
                   "minibert.train.checkpointing.load_checkpoint", "minibert.train.checkpointing.load_run_config",
                   "minibert.inspect.model_folder.read_run_folder"}
-FOLDER_READING_MODULES = {"minibert.inspect.model_folder", "minibert.model.savable", "minibert.train.run"}
+FOLDER_READING_MODULES = {"minibert.inspect.model_folder", "minibert.model.savable", "minibert.train.pretraining_run"}
 
 
 def folder_reads(modules):

@@ -33,7 +33,7 @@ import pytest
 
 from minibert.data.corpora.synthetic import probe_items
 from minibert.finetune import FineTuneConfig
-from minibert.finetune.run import run_finetuning
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.inspect.probe import left_context_only, own_sentence, probe_accuracy, read_probe, train_on_blanks
 from minibert.tokenizer import BertTokenizer
 from minibert.train import pretrain, run_preset

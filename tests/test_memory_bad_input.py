@@ -18,7 +18,7 @@ from minibert.model.memory import (
     estimate_step_memory,
 )
 from minibert.optim import LRScheduler, bert_optimizer, constant
-from minibert.train.run_config import RunConfig
+from minibert.train.pretraining_config import RunConfig
 from minibert.train.update import train_step
 
 GB = 10**9

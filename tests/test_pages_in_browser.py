@@ -24,7 +24,7 @@ from minibert.model import BertConfig, BertForPreTraining
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import SPECIAL_TOKENS
 from minibert.train import pretrain
-from minibert.train.run_report import REPORT_PAGE
+from minibert.train.report import REPORT_PAGE
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium: pip install -r requirements.txt")
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -260,7 +260,7 @@ def test_the_fine_tuning_report_of_a_huge_run_renders_whole(browser, tmp_path):
     browser takes as arguments): it opens without an error, draws both charts, lists 50 epochs with the
     best and the last, and shows a 20 x 20 confusion matrix that still counts every dev example."""
     from minibert.finetune.report import confusion_matrix
-    from minibert.train.run_report import REPORT_DATA, write_report
+    from minibert.train.report import REPORT_DATA, write_report
 
     folder = fine_tuned_toy(tmp_path)
     data = json.loads((folder / REPORT_DATA).read_text("utf-8"))

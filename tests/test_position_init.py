@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minibert.model.position_init import sinusoidal_positions
-from minibert.train.run_config import run_preset
-from minibert.train.run_setup import build_model
+from minibert.train.pretraining_config import run_preset
+from minibert.train.pretraining_setup import build_model
 
 
 @settings(derandomize=True, max_examples=20, deadline=None)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from minibert.errors import CheckpointError, ConfigError, DataError, ShapeError, TokenizerError
 from minibert.fast import process_plan
-from minibert.finetune.run import fit_pretrained_length
+from minibert.finetune.finetuning_run import fit_pretrained_length
 from minibert.finetune.tasks import make_task
 from minibert.inspect.attention_view import attention_maps, attention_svg, attention_text, tile_svgs
 from minibert.inspect.fill_mask import fill_mask
@@ -33,7 +33,7 @@ from minibert.model import BertConfig, BertForPreTraining
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_loop as pretrain_module
-from minibert.train import run_setup, step_plan
+from minibert.train import pretraining_setup, step_plan
 from minibert.train import update as update_module
 from minibert.train.checkpointing import RunPosition, load_checkpoint, load_run_config, restore, save_checkpoint
 from minibert.train.evaluate import evaluate
@@ -41,10 +41,10 @@ from minibert.train.guesses import masked_examples
 from minibert.train.interrupt import StopRequest
 from minibert.train.logs import RunLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
+from minibert.train.pretraining_config import MINI_STEPS_TO_LEARN, RunConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
+from minibert.train.pretraining_run import batch_stream, open_run
 from minibert.train.progress import ProgressLine, format_duration, progress_text
-from minibert.train.run import batch_stream, open_run
-from minibert.train.run_config import MINI_STEPS_TO_LEARN, RunConfig, run_preset
 from minibert.train.step_plan import REPLAN_EVERY, REPLAN_WINDOW, RunClock
 from minibert.train.update import TrainingDiverged, train_step
 
@@ -54,12 +54,12 @@ def test_tiny_model_overfits_a_handful_of_sequences(small_corpus):
     """Four sequences, seen again and again, are learned by heart: MLM + NSP loss falls to near zero.
     A sign error in a gradient, a wrong label or a broken optimizer step keeps the loss high."""
     config = small_config(small_corpus, lr=3e-3, schedule="constant", steps=100)
-    shard_dir, vocab_path, _ = run_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
-    train_batches, _ = run_setup.open_batches(shard_dir, config)
+    shard_dir, vocab_path, _ = pretraining_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
+    train_batches, _ = pretraining_setup.open_batches(shard_dir, config)
     batch = {name: values[:4] for name, values in next(train_batches.epoch(0)).items()}  # fixed masks
-    model = run_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
+    model = pretraining_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
-    scheduler = run_setup.build_scheduler(optimizer, config, config.steps)
+    scheduler = pretraining_setup.build_scheduler(optimizer, config, config.steps)
     with process_plan(1):
         results = [train_step(model, model.parameters(), optimizer, scheduler, batch, config)
                    for _ in range(100)]
@@ -149,7 +149,7 @@ def test_without_short_phase_nsp_the_sentence_head_waits_for_the_long_steps(smal
     config = small_config(small_corpus, steps=6, short_seq_length=16, short_share=0.5, short_phase_nsp=False)
     pretrain(config, tmp_path / "paused", data_dir=small_corpus.parent, stop_after_steps=3, **quiet())
     at_switch = load_checkpoint(tmp_path / "paused" / "checkpoint.npz").model_state
-    start = dict(run_setup.build_model(config, BertTokenizer(tmp_path / "paused" / "vocab.txt").vocab_size)
+    start = dict(pretraining_setup.build_model(config, BertTokenizer(tmp_path / "paused" / "vocab.txt").vocab_size)
                  .named_parameters())
     sentence_head = [name for name in at_switch if name.startswith(("bert.pooler.", "cls.seq_relationship."))]
     assert len(sentence_head) == 4
@@ -173,9 +173,9 @@ def test_resume_reads_a_setting_the_checkpoint_lacks_as_its_default():
     default resumes, asking for the other value is refused as a change of the run's numbers."""
     saved = RunConfig(steps=10).to_dict()
     del saved["short_phase_nsp"]
-    assert run_setup.config_for_resume(saved, RunConfig(steps=10).to_dict()).short_phase_nsp is True
+    assert pretraining_setup.config_for_resume(saved, RunConfig(steps=10).to_dict()).short_phase_nsp is True
     with pytest.raises(CheckpointError, match="short_phase_nsp"):
-        run_setup.config_for_resume(saved, {"short_phase_nsp": False})
+        pretraining_setup.config_for_resume(saved, {"short_phase_nsp": False})
 
 
 def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tmp_path):
@@ -196,9 +196,9 @@ def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tm
         pretrain_module.open_run = real_open_run
     run = trained["run"]
     checkpoint = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
-    model = run_setup.build_model(config, run.tokenizer.vocab_size)
+    model = pretraining_setup.build_model(config, run.tokenizer.vocab_size)
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
-    scheduler = run_setup.build_scheduler(optimizer, config, 4)
+    scheduler = pretraining_setup.build_scheduler(optimizer, config, 4)
     restore(checkpoint, model, optimizer, scheduler)
     for (name, ours), theirs in zip(model.named_parameters(), run.model.parameters(), strict=True):
         np.testing.assert_array_equal(ours.data, theirs.data, err_msg=name)
@@ -275,7 +275,7 @@ def test_a_checkpoint_from_a_different_model_is_refused(small_corpus, tmp_path):
     run = open_run(config, tmp_path / "run", data_dir=small_corpus.parent, log=lambda _: None)
     run.start_schedule(config.steps)
     run.lock.release()
-    other = run_setup.build_model(config.replace(model="mini", max_seq_length=32), run.tokenizer.vocab_size)
+    other = pretraining_setup.build_model(config.replace(model="mini", max_seq_length=32), run.tokenizer.vocab_size)
     save_checkpoint(tmp_path / "run" / "checkpoint.npz", other,
                     bert_optimizer(other.named_parameters(), **config.optimizer_settings()),
                     run.scheduler, config, run.position, run.data_fingerprint)
@@ -384,9 +384,9 @@ def test_evaluation_is_repeatable_and_leaves_the_model_as_it_was(small_corpus):
     """Two evaluations of one model give the same figures (same batches, same masks, no dropout); the
     model goes back to training mode and its random state is untouched."""
     config = small_config(small_corpus, steps=2, dropout=0.1)
-    shard_dir, vocab_path, _ = run_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
-    _, eval_batches = run_setup.open_batches(shard_dir, config)
-    model = run_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
+    shard_dir, vocab_path, _ = pretraining_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
+    _, eval_batches = pretraining_setup.open_batches(shard_dir, config)
+    model = pretraining_setup.build_model(config, BertTokenizer(vocab_path).vocab_size)
     state = model.rng.bit_generator.state
     first, second = evaluate(model, eval_batches, 2), evaluate(model, eval_batches, 2)
     assert first == second and first.sequences == 16 and 0 < first.predictions <= 16 * 5
@@ -506,8 +506,8 @@ def test_masked_examples_show_held_out_text_with_answers(trained_run, small_corp
     """The end-of-run demo shows decoded text with [MASK]s, a guess line per mask, and the true token."""
     model, tokenizer = load_for_inference(trained_run)
     config = small_config(small_corpus, steps=1)
-    shard_dir, _, _ = run_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
-    _, eval_batches = run_setup.open_batches(shard_dir, config)
+    shard_dir, _, _ = pretraining_setup.prepare_data(config, small_corpus.parent, log=lambda _: None)
+    _, eval_batches = pretraining_setup.open_batches(shard_dir, config)
     lines = masked_examples(model, tokenizer, next(eval_batches.epoch(0)), count=2)
     texts = [line for line in lines if not line.startswith("    [MASK]")]
     guesses = [line for line in lines if line.startswith("    [MASK]")]
@@ -666,8 +666,8 @@ def test_a_run_planned_from_the_clock_plans_again_and_keeps_its_past_rates(small
     plans = [record for record in read_log(tmp_path / "run" / "log.jsonl") if record["kind"] == "plan"]
     assert [(p["step"], p["planned"], p["total_steps"]) for p in plans] == [
         (replan_from, first_plan, run.position.total_steps)]
-    old_rate = run_setup.schedule_for(config, first_plan)
-    new_rate = run_setup.schedule_for(config, run.position.total_steps)
+    old_rate = pretraining_setup.schedule_for(config, first_plan)
+    new_rate = pretraining_setup.schedule_for(config, run.position.total_steps)
     assert old_rate(replan_from) == new_rate(replan_from) == new_rate(replan_from + 1) == 1.0
     assert run.optimizer.param_groups[0]["lr"] == config.lr  # the rate of the next step: still the peak
     steps = range(run.position.total_steps + 2)

@@ -36,13 +36,13 @@ from minibert.model.memory import OutOfMemoryError
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_loop as pretrain_module
-from minibert.train import run_setup
+from minibert.train import pretraining_setup
 from minibert.train import update as update_module
 from minibert.train.checkpointing import load_checkpoint, restore
 from minibert.train.logs import read_log
+from minibert.train.pretraining_config import run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.progress import ProgressLine
-from minibert.train.run_config import run_preset
 from minibert.train.update import TrainingDiverged
 
 KILL_ROUNDS = int(os.environ.get("MINIBERT_KILL_ROUNDS", "2"))
@@ -284,7 +284,7 @@ def test_a_batch_far_too_large_is_refused_before_the_model_is_built(corpus, tmp_
     before any weight or optimizer state exists."""
     monkeypatch.setattr("minibert.model.memory.available_memory", lambda: 20 * 10**6)
     built = []
-    monkeypatch.setattr("minibert.train.run_setup.BertForPreTraining", lambda *a, **k: built.append(1))
+    monkeypatch.setattr("minibert.train.pretraining_setup.BertForPreTraining", lambda *a, **k: built.append(1))
     with pytest.raises(OutOfMemoryError, match="batch_size=1024"):
         pretrain(config(corpus, steps=1, batch_size=1024), tmp_path / "run", data_dir=corpus.parent, **quiet())
     assert not built
@@ -325,13 +325,13 @@ class SavedRun(tuple):
 
 
 def resume_pieces(path, vocab_size):
-    """What a resumed run does with its checkpoint (minibert/train/run.py), without the data: read it, rebuild
-    the run's objects from its config, put its state into them. Returns the model."""
+    """What a resumed run does with its checkpoint (minibert/train/pretraining_run.py), without the data: read
+    it, rebuild the run's objects from its config, put its state into them. Returns the model."""
     checkpoint = load_checkpoint(path)
-    run_config = run_setup.config_for_resume(checkpoint.run_config, {})
-    model = run_setup.build_model(run_config, vocab_size)
+    run_config = pretraining_setup.config_for_resume(checkpoint.run_config, {})
+    model = pretraining_setup.build_model(run_config, vocab_size)
     optimizer = bert_optimizer(model.named_parameters(), **run_config.optimizer_settings())
-    scheduler = run_setup.build_scheduler(optimizer, run_config, checkpoint.position.total_steps)
+    scheduler = pretraining_setup.build_scheduler(optimizer, run_config, checkpoint.position.total_steps)
     restore(checkpoint, model, optimizer, scheduler)
     return model
 

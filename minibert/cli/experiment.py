@@ -80,8 +80,8 @@ def with_rungs(experiment, name, folders):
 
 def run(args):
     from minibert.experiments.runner import RESULTS_FILE, run_experiment
+    from minibert.io.folder_lock import RunLock
     from minibert.io.overwrite import check_not_a_file
-    from minibert.io.run_lock import RunLock
 
     experiment = load_experiment(args.name)
     if args.rung:

@@ -80,8 +80,8 @@ def add_arguments(parser):
 
 def run(args):
     from minibert.errors import ConfigError
+    from minibert.finetune.finetuning_run import run_finetuning
     from minibert.finetune.loop import FineTuneConfig
-    from minibert.finetune.run import run_finetuning
     from minibert.finetune.tasks import task_kind
     kind = task_kind(args.task)
     options = {}

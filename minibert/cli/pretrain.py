@@ -12,7 +12,7 @@ to `fill-mask --model` or `attention --model`. Ctrl-C stops after the current st
 # Another example, with its own steps and learning rate:
 #     python -m minibert pretrain --steps 2000 --lr 5e-4 --out runs/lr5e-4
 #
-# Every option left out comes from the preset (see minibert/train/run_config.py). When resuming, options left
+# Every option left out comes from the preset (see minibert/train/pretraining_config.py). When resuming, options left
 # out come from the checkpoint, and only --minutes, --threads and the logging options may change.
 
 import time
@@ -105,9 +105,9 @@ def add_arguments(parser):
 
 
 def run(args):
+    from minibert.train.pretraining_config import run_preset
     from minibert.train.pretraining_loop import pretrain
     from minibert.train.progress import ProgressLine
-    from minibert.train.run_config import run_preset
 
     fields = [field for field, _, _ in RUN_OPTIONS.values()] + ["use_nsp", "short_phase_nsp", "plain"]
     given = {field: getattr(args, field) for field in fields if getattr(args, field) is not None}

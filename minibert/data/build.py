@@ -40,7 +40,7 @@ from minibert.data.special_tokens import SpecialTokens
 from minibert.data.token_store import TokenStore, TokenStoreWriter
 from minibert.errors import ConfigError, DataError, MinibertError
 from minibert.io.atomic import atomic_write
-from minibert.io.run_lock import RunLock
+from minibert.io.folder_lock import RunLock
 from minibert.tokenizer.vocab import vocab_fingerprint
 
 MASKING_MODES = ("dynamic", "static")

@@ -23,9 +23,9 @@ import numpy as np
 from minibert.experiments.bootstrap import pack_correct
 from minibert.experiments.ladder_tasks import read_rows
 from minibert.finetune import FineTuneConfig
+from minibert.finetune.finetuning_run import run_finetuning
 from minibert.finetune.linear_probe import fit_chosen_on_held_out, predict
 from minibert.finetune.plateau import chance_margin, default_epochs
-from minibert.finetune.run import run_finetuning
 from minibert.io.atomic import atomic_write
 
 # The budget and the recipe, the same for every rung. Rates: the range Turc et al. searched for BERT-Mini and

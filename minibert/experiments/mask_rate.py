@@ -2,7 +2,7 @@
 
 Too little masking gives few predictions per step (little signal); too much destroys the context the
 predictions need. Every arm is measured on the same yardstick: held-out masked-LM accuracy with 15% of
-the tokens masked (minibert/train/run_setup.py masks held-out text at 15% whatever the run's rate), and
+the tokens masked (minibert/train/pretraining_setup.py masks held-out text at 15% whatever the run's rate), and
 in full mode sentiment fine-tuning (after quick mode's 80 steps it stays at chance). Wettig et al. (2023,
 "Should You Mask 15% in Masked Language Modeling?") found 40% better than 15% for large models; the `mini`
 preset trains at 30% for that reason.

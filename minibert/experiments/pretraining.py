@@ -2,7 +2,7 @@
 
 An experiment pretrains dozens of small models and keeps none of them, so it skips what a run of
 `python -m minibert pretrain` adds around the step (logs, checkpoints, the clock): it builds the data, the
-model, the optimizer and the schedule with `minibert/train/run_setup.py` from a `RunConfig`, and calls
+model, the optimizer and the schedule with `minibert/train/pretraining_setup.py` from a `RunConfig`, and calls
 `train_step` (minibert/train/update.py) on the batches, as a run does. Two calls with the same config
 give the same model, bit for bit.
 """
@@ -17,10 +17,10 @@ from minibert.data.problems import DataWarning
 from minibert.fast import accelerate, process_plan
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
-from minibert.train import run_setup
+from minibert.train import pretraining_setup
 from minibert.train.evaluate import evaluate
 from minibert.train.interrupt import stop_if_requested
-from minibert.train.run import batch_stream
+from minibert.train.pretraining_run import batch_stream
 from minibert.train.update import train_step
 
 
@@ -38,10 +38,10 @@ def open_run(config, data_dir):
     with warnings.catch_warnings():
         # The built-in corpora's long sentences are cut to fit; the data is ours, the warning is not news.
         warnings.simplefilter("ignore", DataWarning)
-        shard_dir, vocab_path, _ = run_setup.prepare_data(config, data_dir, log=lambda _: None)
+        shard_dir, vocab_path, _ = pretraining_setup.prepare_data(config, data_dir, log=lambda _: None)
     tokenizer = BertTokenizer(vocab_path)
-    train_batches, eval_batches = run_setup.open_batches(shard_dir, config)
-    model = run_setup.build_model(config, tokenizer.vocab_size)
+    train_batches, eval_batches = pretraining_setup.open_batches(shard_dir, config)
+    model = pretraining_setup.build_model(config, tokenizer.vocab_size)
     if not config.plain:
         accelerate(model, prune_last_layer=True)  # as the pretrain command trains (minibert/fast)
     return tokenizer, train_batches, eval_batches, model
@@ -55,7 +55,7 @@ def pretrain_in_memory(config, data_dir, transform=None, steps=None):
     tokenizer, train_batches, eval_batches, model = open_run(config, data_dir)
     steps = steps or config.steps
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
-    scheduler = run_setup.build_scheduler(optimizer, config, steps)
+    scheduler = pretraining_setup.build_scheduler(optimizer, config, steps)
     parameters = model.parameters()
     with process_plan(config.threads):
         for _, _, batch in islice(batch_stream(train_batches, 0, 0), steps):
@@ -66,7 +66,7 @@ def pretrain_in_memory(config, data_dir, transform=None, steps=None):
 
 def held_out_mlm_accuracy(pretrained, max_batches=None):
     """Masked-LM accuracy (%) on the held-out split, masked at BERT's 15% whatever rate the run trained at
-    (minibert/train/run_setup.py `open_batches`), so runs of different rates are measured alike."""
+    (minibert/train/pretraining_setup.py `open_batches`), so runs of different rates are measured alike."""
     evaluation = evaluate(pretrained.model, pretrained.eval_batches, max_batches, use_nsp=False)
     return 100 * evaluation.mlm_accuracy
 

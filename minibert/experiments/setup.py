@@ -13,14 +13,14 @@
 
 Every arm of an experiment starts from these and changes one thing. No arm trains the NSP loss except in
 the `nsp` experiment (the paper's Table 5 compares the directions without it too), and dropout is off (a
-short run underfits; see the `mini` preset's notes in minibert/train/run_config.py).
+short run underfits; see the `mini` preset's notes in minibert/train/pretraining_config.py).
 """
 
 from pathlib import Path
 
 from minibert.data.corpora import CORPORA
 from minibert.data.location import data_folder
-from minibert.train.run_config import RUN_PRESETS, run_preset
+from minibert.train.pretraining_config import RUN_PRESETS, run_preset
 
 # masked positions per 64-token sequence: room for the 50% arm of `mask-rate`, the same in every
 # experiment so that they share one build of the data (at 15%, 10 positions are used)

@@ -4,7 +4,7 @@ Three sizes: `tiny` (2 layers, H 64), `tiny-deep` (4 layers, H 64) and `mini` (4
 Each is trained twice: for the same number of steps (the paper's comparison: bigger is better, even on
 small tasks), and for the same wall time on this machine (a laptop's question: a bigger model takes fewer
 steps in the same minutes). The time arms plan their steps from the measured time of a step
-(run_setup.measure_pass_seconds), so they depend on the machine and its load; each records its steps.
+(pretraining_setup.measure_pass_seconds), so they depend on the machine and its load; each records its steps.
 Measured on held-out masked-LM accuracy (the paper's LM perplexity column) and on NER with frozen features
 (a linear tagger on each word's vector), which costs no fine-tuning: `mini` fine-tuning for the finetune
 command's 500 steps would cost more than its pretraining.
@@ -15,7 +15,7 @@ from minibert.experiments.pretraining import held_out_mlm_accuracy, open_run, pr
 from minibert.experiments.runner import Experiment
 from minibert.experiments.setup import base_settings, data_dir, eval_batches, run_config
 from minibert.fast import process_plan
-from minibert.train.run_config import RUN_PRESETS
+from minibert.train.pretraining_config import RUN_PRESETS
 from minibert.train.step_plan import measure_pass_seconds
 
 MODELS = {"tiny": "tiny (2x64)", "tiny-deep": "tiny-deep (4x64)", "mini": "mini (4x256)"}

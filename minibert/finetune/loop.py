@@ -62,7 +62,7 @@ class FineTuneConfig:
     head_lr: float | None = None  # lr of the pooler and the head (None: the same as the encoder's top)
     reinit_pooler: bool = False  # draw the pooler afresh: it was trained for NSP, not for this task
     # classification: "cls" (the pooler, BERT's) or "mean" of the real tokens (heads.py); None: the model
-    # folder's (run.py: "mean" for a sentence-transformers folder that pools so, else "cls")
+    # folder's (finetuning_run.py: "mean" for a sentence-transformers folder that pools so, else "cls")
     pooling: str | None = None
     head_init: str = "random"  # classification: "random" (BERT's N(0, 0.02)) or "probe" (probe_start.py)
     # every dropout of the model (hidden and attention); None: the model config's (mini: 0.0, BERT's: 0.1).

@@ -1,6 +1,6 @@
 """A fine-tuning run's report (report.html and report.json in --out, rewritten after every epoch): the dev
 metrics per epoch, the training loss, a confusion matrix of the dev set and a few dev examples the model gets
-wrong. Written by `write_report` of minibert/train/run_report.py, which pretraining's report uses too.
+wrong. Written by `write_report` of minibert/train/report.py, which pretraining's report uses too.
 """
 
 # The confusion matrix counts dev examples by (true label, predicted label): its diagonal is what accuracy
@@ -11,7 +11,7 @@ wrong. Written by `write_report` of minibert/train/run_report.py, which pretrain
 
 import numpy as np
 
-from minibert.train.run_report import run_summary, write_report
+from minibert.train.report import run_summary, write_report
 
 MISTAKES = 8  # dev examples shown that the model gets wrong, the most confident first
 MATRIX_LABELS = 20  # rows and columns of the confusion matrix at most, the last summing the labels left out

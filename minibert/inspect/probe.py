@@ -16,8 +16,8 @@ import numpy as np
 
 from minibert.autograd import no_grad
 from minibert.optim import bert_optimizer
-from minibert.train.run_config import run_preset
-from minibert.train.run_setup import build_model, build_scheduler
+from minibert.train.pretraining_config import run_preset
+from minibert.train.pretraining_setup import build_model, build_scheduler
 from minibert.train.update import train_step
 
 

@@ -1,16 +1,16 @@
 """Pretraining BERT: the loop, what it builds before its first step, and what it writes as it goes.
 
-Start with run_config.py (every setting of a run) and pretraining_loop.py (the loop: log, evaluate, checkpoint
+Start with pretraining_config.py (every setting of a run) and pretraining_loop.py (the loop: log, evaluate, checkpoint
 when due; then one step: batch -> model -> loss -> backward -> clip -> optimizer -> schedule); then the
 helpers it calls. The tools that look at the trained model (fill-mask, attention, sentence vectors, the
 probe) are in minibert/inspect/. The comment below lists every module in reading order.
 """
 
 # Read in this order:
-# run_config.py       RunConfig: every setting of a run, and the `tiny` and `mini` presets
+# pretraining_config.py       RunConfig: every setting of a run, and the `tiny` and `mini` presets
 # pretraining_loop.py the loop, which assigns its own state: evaluate, checkpoint, stop or take a step
-# run.py              a run's objects, opened fresh or from its checkpoint; what the loop asks of them
-# run_setup.py        what a run builds before its first step: data, model, schedule, the resume checks
+# pretraining_run.py              a run's objects, opened fresh or from its checkpoint; what the loop asks of them
+# pretraining_setup.py        what a run builds before its first step: data, model, schedule, the resume checks
 # step_plan.py        the clock budget: the steps that fit in the minutes, planned, and plans proposed again
 # update.py           the one pretraining step (`train_step`) and the update after any loss (`checked_update`)
 # nonfinite.py        where a NaN or an infinity is, so a diverged run names the parameter
@@ -21,12 +21,12 @@ probe) are in minibert/inspect/. The comment below lists every module in reading
 # checkpointing.py    atomic checkpoints that resume bit-exactly
 # progress.py         the one live progress line
 # logs.py             the JSONL log and the SVG curves drawn from it
-# run_report.py       report.html and report.json in the run folder, rewritten at each evaluation
+# report.py       report.html and report.json in the run folder, rewritten at each evaluation
 
 from minibert.train.evaluate import Evaluation, evaluate
+from minibert.train.pretraining_config import RUN_PRESETS, RunConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
-from minibert.train.run import RunResult
-from minibert.train.run_config import RUN_PRESETS, RunConfig, run_preset
+from minibert.train.pretraining_run import RunResult
 from minibert.train.update import TrainingDiverged, train_step
 
 __all__ = [

@@ -5,7 +5,7 @@ backward -> clip -> optimizer step -> schedule step) and log it, over and over.
 The loop assigns all of its own state: the position in the run and in the data, the plan (how many steps,
 where the short sequences end, the schedule over them) and the last evaluation. What is not the loop is in
 small named helpers it calls and whose answers it takes: the run's folder, data, model and checkpoint
-(run.py `open_run`), the step (update.py `train_step`), held-out evaluation (evaluate.py `evaluate`), the
+(pretraining_run.py `open_run`), the step (update.py `train_step`), held-out evaluation (evaluate.py `evaluate`), the
 clock budget (step_plan.py `RunClock`, which proposes plans and changes nothing), Ctrl-C (interrupt.py
 `StopRequest`), and the speed layer (minibert/fast), asked for in one visible line. An interrupted run
 resumes exactly.
@@ -19,9 +19,9 @@ from minibert import fast
 from minibert.train.evaluate import evaluate
 from minibert.train.interrupt import StopRequest, how_it_stopped
 from minibert.train.metrics import ratio
+from minibert.train.pretraining_run import open_run
+from minibert.train.pretraining_setup import schedule_for, short_steps_for
 from minibert.train.progress import ProgressLine, format_duration, progress_text
-from minibert.train.run import open_run
-from minibert.train.run_setup import schedule_for, short_steps_for
 from minibert.train.step_plan import RunClock
 from minibert.train.update import TrainingDiverged, train_step
 

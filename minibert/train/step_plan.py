@@ -21,9 +21,9 @@ import numpy as np
 
 from minibert.model import pretraining_loss
 from minibert.train.evaluate import run_model
+from minibert.train.pretraining_config import MINI_STEPS_TO_LEARN
+from minibert.train.pretraining_setup import cooldown_start, short_steps_for
 from minibert.train.progress import format_duration
-from minibert.train.run_config import MINI_STEPS_TO_LEARN
-from minibert.train.run_setup import cooldown_start, short_steps_for
 
 # A run planned from the clock plans again every REPLAN_EVERY steps, from the time of its last REPLAN_WINDOW
 # steps: about two minutes of the `mini` run, which rides out a minute of a busy machine, while a plan every
@@ -128,7 +128,7 @@ class RunClock:
     the run and changes none of it: it answers and proposes, and the loop assigns."""
 
     def __init__(self, run, started):
-        """run: a `Run` (minibert/train/run.py); started: `time.perf_counter()` when the command started.
+        """run: a `Run` (minibert/train/pretraining_run.py); started: `time.perf_counter()` when the command started.
         A new run's clock counts from then, so building the data and compiling the kernels come out of the
         same budget."""
         self.run, config = run, run.config

@@ -1,4 +1,4 @@
-"""Run folders are locked while a run writes them (minibert/io/run_lock.py), and a run never replaces files
+"""Run folders are locked while a run writes them (minibert/io/folder_lock.py), and a run never replaces files
 it did not write: two `pretrain --out D` started together used to mix their steps in one log.jsonl, and
 `pretrain --out D` replaced a log.jsonl or vocab.txt of the user's without a word."""
 
@@ -16,8 +16,8 @@ from helpers import finished, minibert, quiet, small_config, small_options
 
 from minibert.data.build import build_pretraining_data
 from minibert.data.shards import read_manifest
+from minibert.io.folder_lock import LOCK_FILE, TAKEOVER_FILE, RunLock
 from minibert.io.overwrite import WouldOverwrite
-from minibert.io.run_lock import LOCK_FILE, TAKEOVER_FILE, RunLock
 from minibert.train.logs import read_log
 from minibert.train.pretraining_loop import pretrain
 
@@ -33,7 +33,7 @@ def test_the_lock_holds_the_pid_and_refuses_another_process(tmp_path):
     """The lock file holds the owner's pid; while it is held, another process is refused with that pid
     named; a second lock in the same process shares it, and the file goes with the last release."""
     folder = tmp_path / "run"
-    try_lock = ("import sys; from minibert.io.run_lock import RunLock, FolderInUse\n"
+    try_lock = ("import sys; from minibert.io.folder_lock import RunLock, FolderInUse\n"
                 "try:\n    RunLock(sys.argv[1]).acquire()\nexcept FolderInUse as error:\n    print(error)")
     with RunLock(folder) as lock:
         assert (folder / LOCK_FILE).read_text().strip() == str(os.getpid())
@@ -73,7 +73,7 @@ def test_a_folder_the_lock_created_goes_when_the_run_wrote_nothing(tmp_path):
     assert (tmp_path / "old").is_dir()
 
 
-LOCK_AGAIN_AND_AGAIN = ("import sys; from minibert.io.run_lock import RunLock\n"
+LOCK_AGAIN_AND_AGAIN = ("import sys; from minibert.io.folder_lock import RunLock\n"
                         "print('started', flush=True)\n"
                         "for _ in range(int(sys.argv[2])):\n"
                         "    with RunLock(sys.argv[1]):\n"
@@ -110,7 +110,7 @@ def test_a_lock_that_vanished_is_not_taken_over(tmp_path):
     assert not lock.took_over and os.listdir(folder) == []
 
 
-HOLD_FOR_A_SECOND = ("import sys, time; from pathlib import Path; from minibert.io.run_lock import RunLock\n"
+HOLD_FOR_A_SECOND = ("import sys, time; from pathlib import Path; from minibert.io.folder_lock import RunLock\n"
                      "with RunLock(sys.argv[1], 'data build'):\n"
                      "    print('held', flush=True)\n"
                      "    time.sleep(1.0)\n"

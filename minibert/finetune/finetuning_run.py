@@ -14,8 +14,8 @@ from minibert.errors import ConfigError
 from minibert.finetune.loop import FineTuneConfig, build_model, fine_tune
 from minibert.finetune.tasks import data_files, make_task
 from minibert.inspect.model_folder import check_model_folder, pretrained_length
+from minibert.io.folder_lock import RunLock
 from minibert.io.overwrite import check_can_write
-from minibert.io.run_lock import RunLock
 from minibert.io.sentence_layout import read_sentence_layout
 from minibert.tokenizer import BertTokenizer
 from minibert.train.logs import LOG_FILE

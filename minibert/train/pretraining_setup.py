@@ -28,13 +28,13 @@ from minibert.optim import (
     warmup_stable_decay,
 )
 from minibert.tokenizer.vocab import vocab_fingerprint
-from minibert.train.run_config import RunConfig
+from minibert.train.pretraining_config import RunConfig
 
 # Settings that change no number of the run, only what it prints, saves, when it stops and how fast it goes: a
 # resumed run may change them. Every other setting must stay as the checkpoint recorded it. The thread count
 # is speed alone, but not to the bit: the kernels give the same bits on any number of threads, while BLAS
 # rounds the last bits of a matmul cut in parts by the number of parts, so a run resumed on another count is
-# told that it continues within float32 rounding, not bit for bit (run.py).
+# told that it continues within float32 rounding, not bit for bit (pretraining_run.py).
 SESSION_SETTINGS = ("minutes", "log_every", "eval_every", "eval_batches", "eval_every_minutes",
                     "checkpoint_every", "threads")
 

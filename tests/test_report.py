@@ -1,4 +1,4 @@
-"""The run reports (minibert/train/run_report.py, minibert/finetune/report.py), read without a browser: what
+"""The run reports (minibert/train/report.py, minibert/finetune/report.py), read without a browser: what
 report.json holds after a short pretraining and fine-tuning run, that a resumed run's report follows it,
 and that a failed rewrite leaves the previous page whole. tests/test_pages_in_browser.py opens the pages."""
 
@@ -19,9 +19,9 @@ from minibert.finetune.readers import TextExample
 from minibert.model import BertConfig
 from minibert.tokenizer import BertTokenizer
 from minibert.tokenizer.vocab import SPECIAL_TOKENS
-from minibert.train import pretrain, pretraining_loop, run_report
+from minibert.train import pretrain, pretraining_loop, report
 from minibert.train.logs import read_log
-from minibert.train.run_report import REPORT_DATA, REPORT_PAGE, unigram_baseline
+from minibert.train.report import REPORT_DATA, REPORT_PAGE, unigram_baseline
 from minibert.train.update import TrainingDiverged
 
 
@@ -84,14 +84,14 @@ def test_a_failed_rewrite_leaves_the_last_page_whole_and_the_next_clears_a_kille
     def broken(*_):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(run_report, "html_page", broken)
+    monkeypatch.setattr(report, "html_page", broken)
     with pytest.raises(CheckpointError, match="the previous report.html, if any, is unchanged"):
-        run_report.write_pretrain_report(folder, read_log(folder / "log.jsonl"))
+        report.write_pretrain_report(folder, read_log(folder / "log.jsonl"))
     assert (folder / REPORT_PAGE).read_bytes() == before
     assert not [path for path in folder.iterdir() if path.name.endswith(".tmp")]
     monkeypatch.undo()
     (folder / f".{REPORT_PAGE}.0123456789ab.tmp").write_text("<html><body>half")  # a killed writer's
-    run_report.write_pretrain_report(folder, read_log(folder / "log.jsonl"))
+    report.write_pretrain_report(folder, read_log(folder / "log.jsonl"))
     assert not [path for path in folder.iterdir() if path.name.endswith(".tmp")]
 
 
@@ -193,8 +193,8 @@ def test_the_report_names_the_latest_plan_of_steps():
                {"kind": "train", "step": 1200, "total_steps": 1232},
                {"kind": "end", "step": 1201, "total_steps": 1232, "stopped": "time limit",
                 "time": "2026-12-04T05:39:00Z"}]
-    assert run_report.pretrain_report_data(Path("run"), records)["run"]["total_steps"] == 1232
-    assert run_report.pretrain_report_data(Path("run"), records[:2])["run"]["total_steps"] == 1137
+    assert report.pretrain_report_data(Path("run"), records)["run"]["total_steps"] == 1232
+    assert report.pretrain_report_data(Path("run"), records[:2])["run"]["total_steps"] == 1137
 
 
 def test_a_confusion_matrix_of_100_000_labels_shows_the_19_most_used_and_sums_the_rest():

@@ -4,7 +4,7 @@ that follow an evaluation, the end. The loop's own state (the position, the plan
 loop's to change.
 
 `open_run` builds everything before the first step, so a mistake costs seconds, not a lost run: the folder
-(locked, io/run_lock.py, so two runs never mix in it; a folder that holds another run or files of the
+(locked, io/folder_lock.py, so two runs never mix in it; a folder that holds another run or files of the
 user's is refused), the data (built when missing), the tokenizer, the model, the optimizer, and, when
 resuming, the checkpoint's weights, optimizer, schedule, random state and position.
 """
@@ -17,12 +17,12 @@ from pathlib import Path
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, DataError
 from minibert.io.atomic import atomic_write
+from minibert.io.folder_lock import LOCK_FILE, RunLock
 from minibert.io.overwrite import WouldOverwrite
 from minibert.io.pretrained import VOCAB_FILE
-from minibert.io.run_lock import LOCK_FILE, RunLock
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
-from minibert.train import run_setup
+from minibert.train import pretraining_setup
 from minibert.train.checkpointing import (
     CHECKPOINT_FILE,
     RunPosition,
@@ -34,7 +34,7 @@ from minibert.train.checkpointing import (
 from minibert.train.guesses import masked_examples
 from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
 from minibert.train.progress import format_duration
-from minibert.train.run_report import REPORT_PAGE, blanks_snapshot, write_pretrain_report
+from minibert.train.report import REPORT_PAGE, blanks_snapshot, write_pretrain_report
 from minibert.viz import sparkline
 
 
@@ -72,7 +72,7 @@ class Run:
     def start_schedule(self, total_steps):
         """The learning-rate schedule over `total_steps`; a resumed run then takes its schedule's position
         (and every other state) from the checkpoint."""
-        self.scheduler = run_setup.build_scheduler(self.optimizer, self.config, total_steps)
+        self.scheduler = pretraining_setup.build_scheduler(self.optimizer, self.config, total_steps)
         if self.checkpoint is not None:
             restore(self.checkpoint, self.model, self.optimizer, self.scheduler)
             remove_partial_files(self.out_dir)
@@ -95,7 +95,7 @@ class Run:
                        **blanks_snapshot(self.model, self.tokenizer, self.eval_batches, self.config.eval_batches))
 
     def write_report(self):
-        """report.html and report.json, rewritten from the whole log (minibert/train/run_report.py)."""
+        """report.html and report.json, rewritten from the whole log (minibert/train/report.py)."""
         records = read_log(self.log.path)
         write_pretrain_report(self.out_dir, records)
         return records
@@ -177,24 +177,24 @@ def _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log):
     checkpoint = _checkpoint_to_resume(out_dir, lock, resume, overwrite)
     if checkpoint is not None:
         asked = config.to_dict() if config is not None else (overrides or {})
-        config = run_setup.config_for_resume(checkpoint.run_config, asked)
+        config = pretraining_setup.config_for_resume(checkpoint.run_config, asked)
         before = checkpoint.run_config.get("threads")
-        if config.threads != before:  # run_setup.SESSION_SETTINGS says why
+        if config.threads != before:  # pretraining_setup.SESSION_SETTINGS says why
             log(f"threads: {config.threads or 'every core'} now, {before or 'every core'} before; the matmuls cut "
                 "in parts for the threads round their last bits by the count, so from here the numbers match the "
                 "run's only to float32 rounding, not bit for bit")
-    shard_dir, vocab_path, fingerprint = run_setup.prepare_data(config, data_dir, log)
+    shard_dir, vocab_path, fingerprint = pretraining_setup.prepare_data(config, data_dir, log)
     tokenizer = BertTokenizer(vocab_path)
-    train_batches, eval_batches = run_setup.open_batches(shard_dir, config)
+    train_batches, eval_batches = pretraining_setup.open_batches(shard_dir, config)
     short_batches = None  # the training batches of the short-sequence steps, if the run has them
     if config.short_phase() is not None:
         with warnings.catch_warnings():
             # Cutting long sentences is the point of the short sequences, not a problem with the data.
             warnings.simplefilter("ignore", DataWarning)
-            short_dir, _, short_fingerprint = run_setup.prepare_data(config.short_phase(), data_dir, log)
-        short_batches, _ = run_setup.open_batches(short_dir, config.short_phase())
+            short_dir, _, short_fingerprint = pretraining_setup.prepare_data(config.short_phase(), data_dir, log)
+        short_batches, _ = pretraining_setup.open_batches(short_dir, config.short_phase())
         fingerprint["short_rows"] = short_fingerprint["rows"]
-    model = run_setup.build_model(config, tokenizer.vocab_size)
+    model = pretraining_setup.build_model(config, tokenizer.vocab_size)
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     run = Run(config, out_dir, lock, tokenizer, train_batches, short_batches, eval_batches, model, optimizer,
               RunPosition(total_steps=config.steps), fingerprint, RunLog(out_dir / LOG_FILE), checkpoint)
@@ -206,7 +206,7 @@ def _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log):
         run.checkpoint_path.unlink(missing_ok=True)  # only there with overwrite=True
         _copy_vocabulary(vocab_path, out_dir)
     else:
-        run_setup.check_same_run(checkpoint, model, fingerprint, run.checkpoint_path)
+        pretraining_setup.check_same_run(checkpoint, model, fingerprint, run.checkpoint_path)
         run.position, run.last_checkpoint_step = checkpoint.position, checkpoint.position.step
         if not (out_dir / VOCAB_FILE).is_file():  # deleted: the data's is the same (same sha256)
             _copy_vocabulary(vocab_path, out_dir)
