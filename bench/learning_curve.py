@@ -37,7 +37,7 @@ def main():
     parser.add_argument("--eval-every-steps", type=int, default=None, help="with --steps (default steps/6)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="any other RunConfig field, e.g. --set adam_beta2=0.98 (repeatable)")
+                        help="any other PretrainingConfig field, e.g. --set adam_beta2=0.98 (repeatable)")
     parser.add_argument("--every", type=float, default=10.0, help="minutes between evaluations (10)")
     parser.add_argument("--quick", action="store_true", help="1 minute, evaluations every 0.5 minutes")
     parser.add_argument("--lr", type=float, default=None)

@@ -34,7 +34,7 @@ from cpu import describe_cpu  # noqa: E402
 from minibert.autograd import no_grad  # noqa: E402
 from minibert.data.batches import PretrainingBatches  # noqa: E402
 from minibert.inspect.model_folder import load_for_inference  # noqa: E402
-from minibert.train.evaluate import run_model  # noqa: E402
+from minibert.train.evaluate import forward_batch  # noqa: E402
 from minibert.train.pretraining_config import run_preset  # noqa: E402
 from minibert.train.pretraining_setup import prepare_data  # noqa: E402
 
@@ -71,7 +71,7 @@ def compare_with_model(run_folder, shard_dir, labels, features, weights):
     by how much of B's words A holds (the features' fourth column)."""
     model, _ = load_for_inference(run_folder)
     with no_grad():
-        answers = np.concatenate([run_model(model, batch).nsp_logits.data.argmax(-1) for batch in
+        answers = np.concatenate([forward_batch(model, batch).nsp_logits.data.argmax(-1) for batch in
                                   PretrainingBatches(shard_dir, batch_size=256, split="eval", shuffle=False).epoch(0)])
     regression = (features @ weights > 0).astype(answers.dtype)
     print(f"\nthe model of {run_folder} on the same held-out pairs: {np.mean(answers == labels):.1%} right; it "

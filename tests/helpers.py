@@ -19,7 +19,7 @@ from minibert.data import build_pretraining_data
 from minibert.data.corpora.corpus_file import write_corpus
 from minibert.data.corpora.synthetic import corpus_documents
 from minibert.train.logs import read_log
-from minibert.train.pretraining_config import RunConfig
+from minibert.train.pretraining_config import PretrainingConfig
 from minibert.train.progress import ProgressLine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,7 +160,7 @@ def make_small_corpus(folder):
 
 
 def small_config(corpus, **changes):
-    return RunConfig(corpus=str(corpus), **{**SMALL_RUN, **changes})
+    return PretrainingConfig(corpus=str(corpus), **{**SMALL_RUN, **changes})
 
 
 def quiet():
@@ -176,7 +176,7 @@ def step_losses(run_dir):
 
 # ----- the command line in a child process -----
 
-# The small corpus's shapes, as command-line options and as RunConfig fields.
+# The small corpus's shapes, as command-line options and as PretrainingConfig fields.
 SMALL = {"max_seq_length": 32, "max_predictions_per_seq": 5, "batch_size": 8, "vocab_size": 1000,
          "eval_batches": 1}
 

@@ -16,7 +16,7 @@ from helpers import finished, minibert, quiet, small_config, small_options
 
 from minibert.data.build import build_pretraining_data
 from minibert.data.shards import read_manifest
-from minibert.io.folder_lock import LOCK_FILE, TAKEOVER_FILE, RunLock
+from minibert.io.folder_lock import LOCK_FILE, TAKEOVER_FILE, FolderLock
 from minibert.io.overwrite import WouldOverwrite
 from minibert.train.logs import read_log
 from minibert.train.pretraining_loop import pretrain
@@ -33,18 +33,18 @@ def test_the_lock_holds_the_pid_and_refuses_another_process(tmp_path):
     """The lock file holds the owner's pid; while it is held, another process is refused with that pid
     named; a second lock in the same process shares it, and the file goes with the last release."""
     folder = tmp_path / "run"
-    try_lock = ("import sys; from minibert.io.folder_lock import RunLock, FolderInUse\n"
-                "try:\n    RunLock(sys.argv[1]).acquire()\nexcept FolderInUse as error:\n    print(error)")
-    with RunLock(folder) as lock:
+    try_lock = ("import sys; from minibert.io.folder_lock import FolderLock, FolderInUse\n"
+                "try:\n    FolderLock(sys.argv[1]).acquire()\nexcept FolderInUse as error:\n    print(error)")
+    with FolderLock(folder) as lock:
         assert (folder / LOCK_FILE).read_text().strip() == str(os.getpid())
         refused = subprocess.run([sys.executable, "-c", try_lock, str(folder)], capture_output=True, text=True,
                                  check=True, cwd=Path(__file__).resolve().parents[1])
         assert f"run is in use by pid {os.getpid()}" in refused.stdout, refused
-        with RunLock(folder):
+        with FolderLock(folder):
             assert lock.held
         assert (folder / LOCK_FILE).is_file()
     assert not (folder / LOCK_FILE).exists()
-    with RunLock(folder):
+    with FolderLock(folder):
         pass
 
 
@@ -57,26 +57,26 @@ def test_a_stale_lock_is_taken_over(tmp_path, content):
     folder.mkdir()
     (folder / LOCK_FILE).write_text(f"{dead_pid()}\n" if content == "dead" else content)
     (folder / TAKEOVER_FILE).write_text(f"{dead_pid()}\n" if content == "dead" else "")
-    with RunLock(folder) as lock:
+    with FolderLock(folder) as lock:
         assert lock.took_over and (folder / LOCK_FILE).read_text().strip() == str(os.getpid())
     assert sorted(os.listdir(folder)) == []
 
 
 def test_a_folder_the_lock_created_goes_when_the_run_wrote_nothing(tmp_path):
     """A run that fails before writing leaves no empty folder behind; a folder that existed stays."""
-    with RunLock(tmp_path / "new"):
+    with FolderLock(tmp_path / "new"):
         pass
     assert not (tmp_path / "new").exists()
     (tmp_path / "old").mkdir()
-    with RunLock(tmp_path / "old"):
+    with FolderLock(tmp_path / "old"):
         pass
     assert (tmp_path / "old").is_dir()
 
 
-LOCK_AGAIN_AND_AGAIN = ("import sys; from minibert.io.folder_lock import RunLock\n"
+LOCK_AGAIN_AND_AGAIN = ("import sys; from minibert.io.folder_lock import FolderLock\n"
                         "print('started', flush=True)\n"
                         "for _ in range(int(sys.argv[2])):\n"
-                        "    with RunLock(sys.argv[1]):\n"
+                        "    with FolderLock(sys.argv[1]):\n"
                         "        pass\n")
 
 
@@ -105,13 +105,13 @@ def test_a_lock_that_vanished_is_not_taken_over(tmp_path):
     takes the folder as a new one, without `took_over`, which would let a run replace files there."""
     folder = tmp_path / "run"
     folder.mkdir()
-    lock = RunLock(folder)
+    lock = FolderLock(folder)
     lock._take_over_stale(None)  # what acquire does when the lock vanished between its create and its read
     assert not lock.took_over and os.listdir(folder) == []
 
 
-HOLD_FOR_A_SECOND = ("import sys, time; from pathlib import Path; from minibert.io.folder_lock import RunLock\n"
-                     "with RunLock(sys.argv[1], 'data build'):\n"
+HOLD_FOR_A_SECOND = ("import sys, time; from pathlib import Path; from minibert.io.folder_lock import FolderLock\n"
+                     "with FolderLock(sys.argv[1], 'data build'):\n"
                      "    print('held', flush=True)\n"
                      "    time.sleep(1.0)\n"
                      "    Path(sys.argv[2]).write_text('released')\n")

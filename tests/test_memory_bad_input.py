@@ -18,7 +18,7 @@ from minibert.model.memory import (
     estimate_step_memory,
 )
 from minibert.optim import LRScheduler, bert_optimizer, constant
-from minibert.train.pretraining_config import RunConfig
+from minibert.train.pretraining_config import PretrainingConfig
 from minibert.train.update import train_step
 
 GB = 10**9
@@ -49,7 +49,7 @@ def _train_steps(config, batch_size, seq_len, predictions, steps, on_step=lambda
     scheduler, parameters = LRScheduler(optimizer, constant), model.parameters()
     for _ in range(steps):
         on_step()
-        train_step(model, parameters, optimizer, scheduler, batch, RunConfig())
+        train_step(model, parameters, optimizer, scheduler, batch, PretrainingConfig())
 
 
 def _measured_step_peak(config, batch_size, seq_len, predictions):

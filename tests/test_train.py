@@ -35,17 +35,17 @@ from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_loop as pretrain_module
 from minibert.train import pretraining_setup, step_plan
 from minibert.train import update as update_module
-from minibert.train.checkpointing import RunPosition, load_checkpoint, load_run_config, restore, save_checkpoint
+from minibert.train.checkpointing import PretrainingPosition, load_checkpoint, load_run_config, restore, save_checkpoint
 from minibert.train.evaluate import evaluate
 from minibert.train.guesses import masked_examples
 from minibert.train.interrupt import StopRequest
-from minibert.train.logs import RunLog, draw_curves, read_log
+from minibert.train.logs import TrainingLog, draw_curves, read_log
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
-from minibert.train.pretraining_config import MINI_STEPS_TO_LEARN, RunConfig, run_preset
+from minibert.train.pretraining_config import MINI_STEPS_TO_LEARN, PretrainingConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
 from minibert.train.pretraining_run import batch_stream, open_run
 from minibert.train.progress import ProgressLine, format_duration, progress_text
-from minibert.train.step_plan import REPLAN_EVERY, REPLAN_WINDOW, RunClock
+from minibert.train.step_plan import REPLAN_EVERY, REPLAN_WINDOW, PretrainingClock
 from minibert.train.update import TrainingDiverged, train_step
 
 # ----- the training step -----
@@ -74,13 +74,13 @@ def test_non_finite_loss_stops_before_the_weights_change(small_corpus, tmp_path,
     forward pass, after a resume from the step-3 checkpoint.)"""
     config = small_config(small_corpus, steps=10)
     pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, stop_after_steps=3, **quiet())
-    real_run_model = update_module.run_model
+    real_run_model = update_module.forward_batch
 
     def with_a_nan_weight(model, batch):
         model.bert.embeddings.word_embeddings.weight.data[:] = np.nan
         return real_run_model(model, batch)
 
-    monkeypatch.setattr(update_module, "run_model", with_a_nan_weight)
+    monkeypatch.setattr(update_module, "forward_batch", with_a_nan_weight)
     with pytest.raises(TrainingDiverged) as error:
         pretrain(None, tmp_path / "run", resume=True, data_dir=small_corpus.parent, **quiet())
     message = str(error.value)
@@ -171,9 +171,9 @@ def test_without_short_phase_nsp_the_sentence_head_waits_for_the_long_steps(smal
 def test_resume_reads_a_setting_the_checkpoint_lacks_as_its_default():
     """A checkpoint saved before `short_phase_nsp` existed trained with its default (True): asking for that
     default resumes, asking for the other value is refused as a change of the run's numbers."""
-    saved = RunConfig(steps=10).to_dict()
+    saved = PretrainingConfig(steps=10).to_dict()
     del saved["short_phase_nsp"]
-    assert pretraining_setup.config_for_resume(saved, RunConfig(steps=10).to_dict()).short_phase_nsp is True
+    assert pretraining_setup.config_for_resume(saved, PretrainingConfig(steps=10).to_dict()).short_phase_nsp is True
     with pytest.raises(CheckpointError, match="short_phase_nsp"):
         pretraining_setup.config_for_resume(saved, {"short_phase_nsp": False})
 
@@ -208,8 +208,8 @@ def test_checkpoint_round_trip_restores_every_part_of_the_state(small_corpus, tm
             np.testing.assert_array_equal(optimizer.state[position][moment], state[moment])
     assert scheduler.step_count == 4 and optimizer.param_groups[0]["lr"] == 0.0  # decayed to 0 at the end
     assert model.rng.random() == run.model.rng.random()
-    assert checkpoint.position == RunPosition(step=4, total_steps=4, epoch=0, batches_into_epoch=4,
-                                              elapsed_seconds=checkpoint.position.elapsed_seconds)
+    assert checkpoint.position == PretrainingPosition(step=4, total_steps=4, epoch=0, batches_into_epoch=4,
+                                                      elapsed_seconds=checkpoint.position.elapsed_seconds)
 
 
 def test_resume_refuses_settings_that_change_the_numbers(small_corpus, tmp_path):
@@ -348,7 +348,7 @@ def test_unknown_presets_and_fields_are_refused():
     with pytest.raises(ConfigError, match="unknown run preset 'huge'"):
         run_preset("huge")
     with pytest.raises(ConfigError, match="unknown run settings"):
-        RunConfig.from_dict({"learning_rate": 1e-3})
+        PretrainingConfig.from_dict({"learning_rate": 1e-3})
     assert run_preset("mini").max_seq_length == 128 and run_preset("mini").batch_size == 32
     assert run_preset("mini").max_predictions_per_seq == 40 and run_preset("mini").masked_lm_prob == 0.3
 
@@ -398,7 +398,7 @@ def test_evaluation_is_repeatable_and_leaves_the_model_as_it_was(small_corpus):
 
 def test_log_survives_a_half_written_line_and_drops_steps_after_a_checkpoint(tmp_path):
     """read_log skips a line cut short by a kill; drop_after forgets steps a resumed run will redo."""
-    log = RunLog(tmp_path / "log.jsonl")
+    log = TrainingLog(tmp_path / "log.jsonl")
     for step in (1, 2, 3):
         log.write("train", step=step, loss=float(step), mlm_accuracy=float("nan"))
     with open(log.path, "a") as file:
@@ -689,7 +689,7 @@ def test_a_mini_run_too_short_to_learn_says_how_many_minutes_would_do(small_corp
         run.lock.release()
         # as if setting up had taken 4 minutes (a cold start on a slow machine takes one): the minutes named
         # must count them too
-        steps = RunClock(run, started=time.perf_counter() - 240).first_plan(lines.append)
+        steps = PretrainingClock(run, started=time.perf_counter() - 240).first_plan(lines.append)
         return steps, [line for line in lines if "--minutes" in line]
 
     steps, advice = planned("mini", 15, 2.0, "slow")
@@ -732,7 +732,7 @@ def test_plans_go_on_until_the_cool_down_and_fill_the_time_left(small_corpus, tm
     run.lock.release()
     run.position.total_steps = 1000
     run.start_schedule(1000)
-    clock, position, schedule = RunClock(run, time.perf_counter()), run.position, run.scheduler.schedule
+    clock, position, schedule = PretrainingClock(run, time.perf_counter()), run.position, run.scheduler.schedule
     clock.replan_from = 250
     clock.recent_steps = step_plan.RecentSteps(short_to_long=2.0, size=REPLAN_WINDOW)
     position.step = 250

@@ -244,7 +244,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
     if where == "weight":
         pretrain(run_config, tmp_path / "run", data_dir=corpus.parent, stop_after_steps=4, show_examples=False,
                  **quiet())
-    real_open_run, real_run_model = pretrain_module.open_run, update_module.run_model
+    real_open_run, real_run_model = pretrain_module.open_run, update_module.forward_batch
 
     def open_run(*args, **kwargs):  # the run the loop trains, poisoned in its 5th backward pass
         seen["run"] = real_open_run(*args, **kwargs)
@@ -252,7 +252,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
             poison_gradient(monkeypatch, seen["run"].model, name, at_backward=5)
         return seen["run"]
 
-    def run_model(model, batch):  # the resumed run's first forward pass meets a NaN weight
+    def forward_batch(model, batch):  # the resumed run's first forward pass meets a NaN weight
         if "before" not in seen:
             model.state_dict()[name][0, 0] = np.nan
             seen["before"] = {key: value.copy() for key, value in model.state_dict().items()}
@@ -260,7 +260,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
 
     monkeypatch.setattr(pretrain_module, "open_run", open_run)
     if where == "weight":
-        monkeypatch.setattr(update_module, "run_model", run_model)
+        monkeypatch.setattr(update_module, "forward_batch", forward_batch)
     with pytest.raises(TrainingDiverged) as caught:
         pretrain(run_config if where == "gradient" else None, tmp_path / "run", resume=where == "weight",
                  data_dir=corpus.parent, show_examples=False, **quiet())

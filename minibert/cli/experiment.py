@@ -80,7 +80,7 @@ def with_rungs(experiment, name, folders):
 
 def run(args):
     from minibert.experiments.runner import RESULTS_FILE, run_experiment
-    from minibert.io.folder_lock import RunLock
+    from minibert.io.folder_lock import FolderLock
     from minibert.io.overwrite import check_not_a_file
 
     experiment = load_experiment(args.name)
@@ -96,7 +96,7 @@ def run(args):
               "little about the noise, and a difference between arms may be luck", file=sys.stderr)
     # Locked, as pretrain's and finetune's folders are: two experiments in one folder would both make every
     # run (each finds it missing), and the last to finish would replace the other's records and results.
-    with RunLock(out, "experiment"):
+    with FolderLock(out, "experiment"):
         print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
               f"{len(arms) * args.seeds} runs, saved in {out}")
         # Ctrl-C stops at the next training step, or the probe's next batch of sentences, not inside a kernel;

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from minibert.cli.arguments import real_number, seed, whole_number
 
-# option name -> (RunConfig field, parse, help). Each number is checked as it is parsed (cli/arguments.py);
-# RunConfig checks the combinations (a sequence too long for the preset's model, ...).
+# option name -> (PretrainingConfig field, parse, help). Each number is checked as it is parsed (cli/arguments.py);
+# PretrainingConfig checks the combinations (a sequence too long for the preset's model, ...).
 RUN_OPTIONS = {
     "--corpus": ("corpus", str, "pydocs, pydocs-large, synthetic, or a corpus file (one sentence per line, "
                                 "blank line between documents)"),

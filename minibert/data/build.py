@@ -40,7 +40,7 @@ from minibert.data.special_tokens import SpecialTokens
 from minibert.data.token_store import TokenStore, TokenStoreWriter
 from minibert.errors import ConfigError, DataError, MinibertError
 from minibert.io.atomic import atomic_write
-from minibert.io.folder_lock import RunLock
+from minibert.io.folder_lock import FolderLock
 from minibert.tokenizer.vocab import vocab_fingerprint
 
 MASKING_MODES = ("dynamic", "static")
@@ -215,7 +215,7 @@ def build_pretraining_data(corpus, out_dir=None, *, max_seq_length=128, max_pred
     try:
         # Another process building into the same folder would remove this one's shards as it replaced them
         # with its own: the second waits, then finds the data up to date.
-        with RunLock(out_dir, "data build", wait=True, notify=log):
+        with FolderLock(out_dir, "data build", wait=True, notify=log):
             return _build(corpus, out_dir, config, force, log)
     except BaseException:
         if created and not any(path.is_file() for path in out_dir.rglob("*")):

@@ -3,7 +3,7 @@
 Of the 15% of tokens chosen for prediction, BERT shows 80% as [MASK], leaves 10% unchanged (SAME) and
 replaces 10% with a random token (RND). The arms are the paper's six mixes, MASK/SAME/RND:
 80/10/10, 100/0/0, 80/0/20, 80/20/0, 0/20/80 and 0/0/100 (`mask_token_prob` and `random_token_prob` of
-the RunConfig, minibert/data/masking.py).
+the PretrainingConfig, minibert/data/masking.py).
 
 Measured by fine-tuning (sentiment) and feature-based, on the frozen encoder (a linear tagger on each
 word's vector for NER, as the paper's feature-based NER). The paper's point: [MASK] never appears

@@ -2,7 +2,7 @@
 
 An experiment pretrains dozens of small models and keeps none of them, so it skips what a run of
 `python -m minibert pretrain` adds around the step (logs, checkpoints, the clock): it builds the data, the
-model, the optimizer and the schedule with `minibert/train/pretraining_setup.py` from a `RunConfig`, and calls
+model, the optimizer and the schedule with `minibert/train/pretraining_setup.py` from a `PretrainingConfig`, and calls
 `train_step` (minibert/train/update.py) on the batches, as a run does. Two calls with the same config
 give the same model, bit for bit.
 """

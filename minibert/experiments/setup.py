@@ -72,7 +72,7 @@ def eval_batches(settings):
 
 
 def run_config(settings, seed, **changes):
-    """The RunConfig of one run: the `tiny` preset with the settings' pretraining fields (its model: `tiny`,
+    """The PretrainingConfig of one run: the `tiny` preset with the settings' pretraining fields (its model: `tiny`,
     or `mini` in mini mode) and `changes`."""
     return run_preset("tiny", **{**settings["pretrain"], **changes}, seed=seed, minutes=None)
 

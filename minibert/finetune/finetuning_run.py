@@ -14,7 +14,7 @@ from minibert.errors import ConfigError
 from minibert.finetune.loop import FineTuneConfig, build_model, fine_tune
 from minibert.finetune.tasks import data_files, make_task
 from minibert.inspect.model_folder import check_model_folder, pretrained_length
-from minibert.io.folder_lock import RunLock
+from minibert.io.folder_lock import FolderLock
 from minibert.io.overwrite import check_can_write
 from minibert.io.sentence_layout import read_sentence_layout
 from minibert.tokenizer import BertTokenizer
@@ -34,7 +34,7 @@ def run_finetuning(task_name, model_dir, out_dir=None, train=None, dev=None, set
     if out_dir is not None:
         check_apart(out_dir, model_dir)
         check_can_write(out_dir, overwrite, "--out")
-    with RunLock(out_dir, "fine-tuning run") if out_dir is not None else contextlib.nullcontext():
+    with FolderLock(out_dir, "fine-tuning run") if out_dir is not None else contextlib.nullcontext():
         if out_dir is not None and overwrite:
             (Path(out_dir) / LOG_FILE).unlink(missing_ok=True)  # the log of the model being replaced
         settings = with_folder_pooling(settings or FineTuneConfig(), model_dir, random_init, log)

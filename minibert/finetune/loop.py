@@ -41,7 +41,7 @@ from minibert.inspect.model_folder import read_weights
 from minibert.nn.layers import Dropout
 from minibert.optim import LRScheduler, bert_optimizer, linear_warmup_linear_decay
 from minibert.train.interrupt import StopRequest, how_it_stopped
-from minibert.train.logs import LOG_FILE, RunLog, read_log
+from minibert.train.logs import LOG_FILE, TrainingLog, read_log
 from minibert.train.progress import ProgressLine, format_duration
 from minibert.train.update import TrainingDiverged, checked_update
 
@@ -180,7 +180,7 @@ def _fine_tune(task, model, train_examples, dev_examples, settings, out_dir, str
     evaluate_every = math.ceil(epochs / settings.evaluations) if settings.evaluations else 1
     optimizer, scheduler = recipe_optimizer(model, learning_rate, settings, total_steps)
     parameters = model.parameters()
-    log = RunLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
+    log = TrainingLog(f"{out_dir}/{LOG_FILE}") if out_dir is not None else None
     if log is not None:
         log.path.unlink(missing_ok=True)  # a new run into the same folder starts a new log
         log.write("start", step=0)

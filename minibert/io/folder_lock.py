@@ -15,7 +15,7 @@ one process, atomically, on every POSIX file system and on NTFS, and the lock ap
 # stale: the next run takes it over, under a short-lived second lock (`D/.lock.takeover`) so that two runs
 # finding the same stale lock do not both take it. The lock belongs to a process: within one process (a
 # notebook, the tests) a second run object on the folder shares it, and the file goes when the last one
-# releases it. It is released when the run ends, however it ends (`with RunLock(D): ...`); a folder the
+# releases it. It is released when the run ends, however it ends (`with FolderLock(D): ...`); a folder the
 # lock created and the run left empty (it failed before writing anything) is removed with it.
 #
 # A run refuses a folder in use: two runs in one folder are a mistake. Building data waits instead
@@ -81,8 +81,8 @@ def _create(path):
     return True
 
 
-class RunLock:
-    """`with RunLock(folder):` holds `folder/.lock` for the block (the folder is created if needed).
+class FolderLock:
+    """`with FolderLock(folder):` holds `folder/.lock` for the block (the folder is created if needed).
 
     When another live process holds it: raises `FolderInUse` naming the pid, or with `wait=True` says so
     once through `notify` and waits until that process releases it (or ends)."""

@@ -7,7 +7,7 @@ probe) are in minibert/inspect/. The comment below lists every module in reading
 """
 
 # Read in this order:
-# pretraining_config.py       RunConfig: every setting of a run, and the `tiny` and `mini` presets
+# pretraining_config.py       PretrainingConfig: every setting of a run, and the `tiny` and `mini` presets
 # pretraining_loop.py the loop, which assigns its own state: evaluate, checkpoint, stop or take a step
 # pretraining_run.py              a run's objects, opened fresh or from its checkpoint; what the loop asks of them
 # pretraining_setup.py        what a run builds before its first step: data, model, schedule, the resume checks
@@ -24,12 +24,12 @@ probe) are in minibert/inspect/. The comment below lists every module in reading
 # report.py       report.html and report.json in the run folder, rewritten at each evaluation
 
 from minibert.train.evaluate import Evaluation, evaluate
-from minibert.train.pretraining_config import RUN_PRESETS, RunConfig, run_preset
+from minibert.train.pretraining_config import RUN_PRESETS, PretrainingConfig, run_preset
 from minibert.train.pretraining_loop import pretrain
-from minibert.train.pretraining_run import RunResult
+from minibert.train.pretraining_run import PretrainingResult
 from minibert.train.update import TrainingDiverged, train_step
 
 __all__ = [
-    "RUN_PRESETS", "Evaluation", "RunConfig", "RunResult", "TrainingDiverged", "evaluate", "pretrain", "run_preset",
-    "train_step",
+    "RUN_PRESETS", "Evaluation", "PretrainingConfig", "PretrainingResult", "TrainingDiverged", "evaluate", "pretrain",
+    "run_preset", "train_step",
 ]

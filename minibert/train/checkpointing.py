@@ -43,7 +43,7 @@ OPTIMIZER_PREFIX = "optimizer/"
 
 
 @dataclass
-class RunPosition:
+class PretrainingPosition:
     """Where a run is: the next step to take and the next batch to read."""
 
     step: int = 0  # optimizer steps taken
@@ -55,9 +55,9 @@ class RunPosition:
 
 @dataclass
 class TrainingCheckpoint:
-    run_config: dict  # RunConfig.to_dict()
+    run_config: dict  # PretrainingConfig.to_dict()
     model_config: dict  # BertConfig.to_dict()
-    position: RunPosition
+    position: PretrainingPosition
     model_state: dict  # name -> array
     optimizer_state: dict  # Optimizer.state_dict() form
     scheduler_state: dict
@@ -104,7 +104,7 @@ def load_checkpoint(path):
                 state.setdefault(int(parameter_position), {})[key] = array
         checkpoint = TrainingCheckpoint(
             run_config=dict(meta["run_config"]), model_config=dict(meta["model_config"]),
-            position=_checked_position(RunPosition(**meta["position"])), model_state=model_state,
+            position=_checked_position(PretrainingPosition(**meta["position"])), model_state=model_state,
             optimizer_state={"state": state, "param_groups": meta["optimizer"]["param_groups"]},
             scheduler_state=meta["scheduler"], rng_state=meta["rng"], data=meta["data"])
     except (KeyError, TypeError, ValueError, AttributeError) as error:
@@ -115,7 +115,7 @@ def load_checkpoint(path):
 
 
 def load_run_config(path):
-    """The run settings (RunConfig as a dict) of a checkpoint, read without its weights and optimizer state."""
+    """The run settings (PretrainingConfig as a dict) of a checkpoint, read without its weights and optimizer state."""
     _, meta = load_arrays(path, meta_only=True)
     _check_format(path, meta)
     run_config = meta.get("run_config")

@@ -36,7 +36,7 @@ class Evaluation:
         return text + f" on {self.sequences:,} sequences"
 
 
-def run_model(model, batch):
+def forward_batch(model, batch):
     """The model on a batch in Google's format, its MLM head on the masked positions only."""
     return model(batch["input_ids"], batch["segment_ids"], batch["input_mask"],
                  masked_positions=batch["masked_lm_positions"])
@@ -52,7 +52,7 @@ def evaluate(model, eval_batches, max_batches=None, use_nsp=True):
     try:
         with no_grad():
             for batch in islice(eval_batches.epoch(0), max_batches):
-                output = run_model(model, batch)
+                output = forward_batch(model, batch)
                 _, mlm, nsp = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
                                                batch["next_sentence_labels"], use_nsp=use_nsp)
                 right, total = masked_lm_correct(output.mlm_logits.data, batch["masked_lm_ids"],

@@ -36,7 +36,7 @@ LOG_FILE = "log.jsonl"
 SESSION_KINDS = ("start", "resume", "end")  # the records that say when a session began and ended
 
 
-class RunLog:
+class TrainingLog:
     """Append records to `path` (created if needed)."""
 
     def __init__(self, path):

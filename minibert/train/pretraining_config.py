@@ -1,7 +1,7 @@
 """Run presets: everything that decides a pretraining run's numbers, in one dataclass with named defaults.
 
-A `RunConfig` names the model, the data, the optimizer and its schedule, the length of the run and the
-seed. Two runs with the same `RunConfig` and data give the same losses, bit for bit, which also lets
+A `PretrainingConfig` names the model, the data, the optimizer and its schedule, the length of the run and the
+seed. Two runs with the same `PretrainingConfig` and data give the same losses, bit for bit, which also lets
 `--resume` check that a checkpoint belongs to the run it continues. Presets: `tiny` (2 layers, H 64, the
 `synthetic` corpus: learns visibly in about a minute, for lessons and CI) and `mini` (BERT-Mini, Turc et
 al. 2019, on `pydocs`: the laptop model, 15 minutes by default). Change any field with
@@ -24,7 +24,7 @@ SCHEDULES = ("linear", "stable-decay", "constant")
 
 
 @dataclass(frozen=True)
-class RunConfig:
+class PretrainingConfig:
     # --- the model ---
     model: str = "mini"  # a BertConfig preset: "tiny", "mini", "base"
     dropout: float = 0.0  # hidden and attention dropout (BERT: 0.1)
@@ -202,9 +202,9 @@ class RunConfig:
 
 
 RUN_PRESETS = {
-    "tiny": RunConfig(model="tiny", corpus="synthetic", vocab_size=1024, max_seq_length=64,
-                      max_predictions_per_seq=10, batch_size=32, lr=3e-3, steps=800, minutes=None,
-                      log_every=10, eval_every=200, eval_batches=10, checkpoint_every=200),
+    "tiny": PretrainingConfig(model="tiny", corpus="synthetic", vocab_size=1024, max_seq_length=64,
+                              max_predictions_per_seq=10, batch_size=32, lr=3e-3, steps=800, minutes=None,
+                              log_every=10, eval_every=200, eval_batches=10, checkpoint_every=200),
     # `mini` keeps BERT's masking rate, schedule, position start and data passes in the dataclass, and changes
     # what a run of about a thousand steps needs (docs/learning.md measures each change, kept or not):
     # - AdamW at lr 1e-3 (bias correction on), 10% warmup, dropout off: a short run underfits, it never reaches
@@ -219,8 +219,8 @@ RUN_PRESETS = {
     # - next-sentence prediction trained on the 128-token steps only: the short steps train the masked LM alone.
     # Its model is 4 layers, H 256, on `pydocs` at 128 tokens, batch 32; the default run takes 15 minutes,
     # set-up included.
-    "mini": RunConfig(short_seq_length=32, short_share=0.6, short_phase_nsp=False, masked_lm_prob=0.3,
-                      max_predictions_per_seq=40, schedule="stable-decay", position_init="sinusoidal"),
+    "mini": PretrainingConfig(short_seq_length=32, short_share=0.6, short_phase_nsp=False, masked_lm_prob=0.3,
+                              max_predictions_per_seq=40, schedule="stable-decay", position_init="sinusoidal"),
 }
 
 # Steps the `mini` recipe takes to pass 30% held-out MLM accuracy (docs/learning.md: 22.2% at step 600 of a

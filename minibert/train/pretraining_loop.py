@@ -6,7 +6,7 @@ The loop assigns all of its own state: the position in the run and in the data, 
 where the short sequences end, the schedule over them) and the last evaluation. What is not the loop is in
 small named helpers it calls and whose answers it takes: the run's folder, data, model and checkpoint
 (pretraining_run.py `open_run`), the step (update.py `train_step`), held-out evaluation (evaluate.py `evaluate`), the
-clock budget (step_plan.py `RunClock`, which proposes plans and changes nothing), Ctrl-C (interrupt.py
+clock budget (step_plan.py `PretrainingClock`, which proposes plans and changes nothing), Ctrl-C (interrupt.py
 `StopRequest`), and the speed layer (minibert/fast), asked for in one visible line. An interrupted run
 resumes exactly.
 """
@@ -22,13 +22,13 @@ from minibert.train.metrics import ratio
 from minibert.train.pretraining_run import open_run
 from minibert.train.pretraining_setup import schedule_for, short_steps_for
 from minibert.train.progress import ProgressLine, format_duration, progress_text
-from minibert.train.step_plan import RunClock
+from minibert.train.step_plan import PretrainingClock
 from minibert.train.update import TrainingDiverged, train_step
 
 
 def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_after_steps=None,
              show_examples=True, progress=None, log=print, overwrite=False, started=None):
-    """Pretrain BERT as `config` (a RunConfig) says, in the run folder `out_dir`; returns a `RunResult`.
+    """Pretrain BERT as `config` (a PretrainingConfig) says, in the run folder `out_dir`; returns a `PretrainingResult`.
 
     Training stops when the planned steps are done, the time is up, on Ctrl-C, or after `stop_after_steps`
     steps in all (a pause); each way leaves a checkpoint that `resume=True` continues bit for bit (config
@@ -45,7 +45,7 @@ def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_
     threads = fast.process_plan(config.threads) if not config.plain else contextlib.nullcontext()
     try:
         with threads, StopRequest(progress.message) as stop:
-            clock = RunClock(run, started)
+            clock = PretrainingClock(run, started)
             position.total_steps = position.total_steps or clock.first_plan(log)  # or the checkpoint's
             run.start_schedule(position.total_steps)
             scheduler, parameters = run.scheduler, model.parameters()

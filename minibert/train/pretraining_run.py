@@ -1,4 +1,4 @@
-"""A pretraining run's objects, opened fresh from a `RunConfig` or restored from its folder's checkpoint, and
+"""A pretraining run's objects, opened fresh from a `PretrainingConfig` or restored from its folder's checkpoint, and
 what the loop asks of them: the batches from the run's position on, a checkpoint, the guesses and the report
 that follow an evaluation, the end. The loop's own state (the position, the plan, the schedule) is the
 loop's to change.
@@ -17,7 +17,7 @@ from pathlib import Path
 from minibert.data.problems import DataWarning
 from minibert.errors import CheckpointError, DataError
 from minibert.io.atomic import atomic_write
-from minibert.io.folder_lock import LOCK_FILE, RunLock
+from minibert.io.folder_lock import LOCK_FILE, FolderLock
 from minibert.io.overwrite import WouldOverwrite
 from minibert.io.pretrained import VOCAB_FILE
 from minibert.optim import bert_optimizer
@@ -25,21 +25,21 @@ from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_setup
 from minibert.train.checkpointing import (
     CHECKPOINT_FILE,
-    RunPosition,
+    PretrainingPosition,
     load_checkpoint,
     remove_partial_files,
     restore,
     save_checkpoint,
 )
 from minibert.train.guesses import masked_examples
-from minibert.train.logs import LOG_FILE, RunLog, draw_curves, read_log
+from minibert.train.logs import LOG_FILE, TrainingLog, draw_curves, read_log
 from minibert.train.progress import format_duration
 from minibert.train.report import REPORT_PAGE, blanks_snapshot, write_pretrain_report
 from minibert.viz import sparkline
 
 
 @dataclass
-class RunResult:
+class PretrainingResult:
     out_dir: Path
     step: int
     total_steps: int
@@ -48,19 +48,19 @@ class RunResult:
 
 
 @dataclass
-class Run:
-    config: object  # the RunConfig
+class PretrainingRun:
+    config: object  # the PretrainingConfig
     out_dir: Path
-    lock: RunLock
+    lock: FolderLock
     tokenizer: BertTokenizer
     train_batches: object  # PretrainingBatches of max_seq_length tokens
     short_batches: object  # of short_seq_length tokens, or None
     eval_batches: object  # held-out, or None for a corpus too small to hold documents out
     model: object  # BertForPreTraining
     optimizer: object
-    position: RunPosition  # total_steps None: a new run still to be planned from the clock (the loop plans it)
+    position: PretrainingPosition  # total_steps None: a new run still to be planned from the clock (the loop plans it)
     data_fingerprint: dict
-    log: RunLog
+    log: TrainingLog
     checkpoint: object = None  # the TrainingCheckpoint resumed from
     scheduler: object = None
     last_checkpoint_step: int | None = None
@@ -117,7 +117,7 @@ class Run:
     def finish(self, stopped, evaluation, show_examples, log):
         """The end of a session (its last step saved and evaluated, `evaluation` the last `Evaluation` or
         None): the curves, what to type to go on, and how the model fills masks in held-out text. Returns the
-        `RunResult`."""
+        `PretrainingResult`."""
         position = self.position
         self.log.write("end", step=position.step, stopped=stopped, elapsed=position.elapsed_seconds,
                        total_steps=position.total_steps)
@@ -137,7 +137,7 @@ class Run:
             log("how the model fills masks in held-out text:")
             for line in masked_examples(self.model, self.tokenizer, next(self.eval_batches.epoch(0))):
                 log(line)
-        return RunResult(self.out_dir, position.step, position.total_steps, stopped, evaluation)
+        return PretrainingResult(self.out_dir, position.step, position.total_steps, stopped, evaluation)
 
 
 def batch_stream(batches, epoch, skip):
@@ -158,14 +158,14 @@ def batch_stream(batches, epoch, skip):
 
 
 def open_run(config, out_dir, resume=False, overrides=None, data_dir=None, overwrite=False, log=print):
-    """A `Run` in `out_dir`, its folder locked until `run.lock.release()`; see the module docstring.
+    """A `PretrainingRun` in `out_dir`, its folder locked until `run.lock.release()`; see the module docstring.
 
-    config: a `RunConfig`. To resume, config may be None: the checkpoint's settings are used, with
+    config: a `PretrainingConfig`. To resume, config may be None: the checkpoint's settings are used, with
     `overrides` ({field: value}) applied; settings that decide the run's numbers cannot change.
     overwrite: start afresh in a folder that holds another run or files of the user's.
     """
     out_dir = Path(out_dir)
-    lock = RunLock(out_dir).acquire()
+    lock = FolderLock(out_dir).acquire()
     try:
         return _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log)
     except BaseException:
@@ -196,8 +196,9 @@ def _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log):
         fingerprint["short_rows"] = short_fingerprint["rows"]
     model = pretraining_setup.build_model(config, tokenizer.vocab_size)
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
-    run = Run(config, out_dir, lock, tokenizer, train_batches, short_batches, eval_batches, model, optimizer,
-              RunPosition(total_steps=config.steps), fingerprint, RunLog(out_dir / LOG_FILE), checkpoint)
+    run = PretrainingRun(config, out_dir, lock, tokenizer, train_batches, short_batches, eval_batches, model,
+                         optimizer, PretrainingPosition(total_steps=config.steps), fingerprint,
+                         TrainingLog(out_dir / LOG_FILE), checkpoint)
     if checkpoint is None:
         # An attempt killed before its first checkpoint left the log of steps now lost, and perhaps half a
         # checkpoint: this run starts from nothing, so they go.

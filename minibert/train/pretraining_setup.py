@@ -1,7 +1,7 @@
 """Everything a pretraining run builds before its first step, and the checks that keep a run consistent.
 
 - `prepare_data`: the shards (built by `build_pretraining_data` when missing) and the vocabulary.
-- `build_model`, `build_scheduler`: the objects of one run, from its `RunConfig` (the optimizer is
+- `build_model`, `build_scheduler`: the objects of one run, from its `PretrainingConfig` (the optimizer is
   `minibert.optim.bert_optimizer`); `short_steps_for`: where its short sequences end.
 - `config_for_resume`: the saved run's settings, refusing changes that would not continue the same run.
 
@@ -28,7 +28,7 @@ from minibert.optim import (
     warmup_stable_decay,
 )
 from minibert.tokenizer.vocab import vocab_fingerprint
-from minibert.train.pretraining_config import RunConfig
+from minibert.train.pretraining_config import PretrainingConfig
 
 # Settings that change no number of the run, only what it prints, saves, when it stops and how fast it goes: a
 # resumed run may change them. Every other setting must stay as the checkpoint recorded it. The thread count
@@ -120,12 +120,12 @@ def cooldown_start(config, total_steps):
 
 
 def config_for_resume(saved, overrides):
-    """The saved run's `RunConfig` with `overrides` applied, refusing any that would change the numbers.
+    """The saved run's `PretrainingConfig` with `overrides` applied, refusing any that would change the numbers.
 
     saved: the checkpoint's run_config dict; overrides: {field: value} given for this session.
     """
     # a setting newer than the checkpoint was saved with its default, which the run therefore used
-    saved = {**RunConfig().to_dict(), **saved}
+    saved = {**PretrainingConfig().to_dict(), **saved}
     for name, value in overrides.items():
         if name not in SESSION_SETTINGS and saved.get(name) != value:
             raise CheckpointError(
@@ -133,7 +133,7 @@ def config_for_resume(saved, overrides):
                 f"keep the settings that decide its numbers. Drop that option to continue the run, or start "
                 f"a new run in another folder (--out)")
     try:
-        return RunConfig.from_dict({**saved, **overrides})
+        return PretrainingConfig.from_dict({**saved, **overrides})
     except (TypeError, ValueError) as error:
         if isinstance(error, MinibertError):
             raise

@@ -10,7 +10,8 @@ minibert/finetune/report.py and written by `write_report` here.
 Each file is written to a temporary name and renamed over the old one (minibert/io/atomic.py), so a page
 opened mid-run is always a whole one: the previous evaluation's or this one's.
 
-The pretraining loop calls it at each evaluation (`Run.evaluate` in pretraining_run.py), after the "eval" record:
+At each evaluation the pretraining loop logs the guesses, then rewrites the report (`PretrainingRun.log_guesses`
+and `PretrainingRun.write_report` in pretraining_run.py):
 
     log.write("guesses", step=step, **blanks_snapshot(model, tokenizer, eval_batches, config.eval_batches))
     write_pretrain_report(run_dir, read_log(log.path))

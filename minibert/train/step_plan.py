@@ -4,7 +4,7 @@ goes, and the checks the loop asks of the clock (out of time? an evaluation due?
 A run planned from the clock times a few forward and backward passes first (`measure_pass_seconds`) and
 plans its total from them (`plan_steps`). Those passes, timed near a cold start, can be off by a fifth, and
 the machine may speed up or slow down. A run that ends early wastes its budget, and one cut off by the clock
-never cools its learning rate down. So `RunClock` plans again from the run's own recent steps, a quarter of
+never cools its learning rate down. So `PretrainingClock` plans again from the run's own recent steps, a quarter of
 the way in and every REPLAN_EVERY steps after, until the cool-down begins: it proposes a `Plan`, and the
 loop takes it (the total, the schedule over it, the step where the long sequences start). Between warmup and
 the cool-down the stable-decay schedule is flat, so under the new total the rate goes on at the peak, and a
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minibert.model import pretraining_loss
-from minibert.train.evaluate import run_model
+from minibert.train.evaluate import forward_batch
 from minibert.train.pretraining_config import MINI_STEPS_TO_LEARN
 from minibert.train.pretraining_setup import cooldown_start, short_steps_for
 from minibert.train.progress import format_duration
@@ -43,7 +43,7 @@ def measure_pass_seconds(model, batch, use_nsp, passes=4):
     times = []
     for _ in range(passes):
         started = time.perf_counter()
-        loss, _, _ = pretraining_loss(run_model(model, batch), batch["masked_lm_ids"],
+        loss, _, _ = pretraining_loss(forward_batch(model, batch), batch["masked_lm_ids"],
                                       batch["masked_lm_weights"], batch["next_sentence_labels"],
                                       use_nsp=use_nsp)
         loss.backward()
@@ -122,15 +122,15 @@ class Plan:
     long_step_seconds: float  # what the run's own recent steps say a long step takes
 
 
-class RunClock:
+class PretrainingClock:
     """A run's time: how long it has trained (over every session), its limit, when to evaluate, and, for a
     new run planned from the clock, its plan (`first_plan`, then `replan` when `replan_due`). The clock reads
     the run and changes none of it: it answers and proposes, and the loop assigns."""
 
     def __init__(self, run, started):
-        """run: a `Run` (minibert/train/pretraining_run.py); started: `time.perf_counter()` when the command started.
-        A new run's clock counts from then, so building the data and compiling the kernels come out of the
-        same budget."""
+        """run: a `PretrainingRun` (minibert/train/pretraining_run.py); started: `time.perf_counter()` when the
+        command started. A new run's clock counts from then, so building the data and compiling the kernels
+        come out of the same budget."""
         self.run, config = run, run.config
         self.started = started
         self.pass_seconds = self.short_pass_seconds = None  # measured by `first_plan`

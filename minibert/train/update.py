@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from minibert.errors import MinibertError
 from minibert.model import pretraining_loss
 from minibert.optim import clip_grad_norm
-from minibert.train.evaluate import run_model
+from minibert.train.evaluate import forward_batch
 from minibert.train.metrics import masked_lm_correct, next_sentence_correct
 from minibert.train.nonfinite import describe_nonfinite
 
@@ -71,7 +71,7 @@ def train_step(model, parameters, optimizer, scheduler, batch, config):
     # BEGIN EXERCISE train_step: note the rate; forward at the masked slots, MLM + NSP loss, checked_update, counts
     started, lr = time.perf_counter(), optimizer.param_groups[0]["lr"]
     # forward: the MLM head on the masked positions only; the loss: MLM + NSP (paper §3.1)
-    output = run_model(model, batch)
+    output = forward_batch(model, batch)
     loss, mlm_loss, nsp_loss = pretraining_loss(output, batch["masked_lm_ids"], batch["masked_lm_weights"],
                                                 batch["next_sentence_labels"], use_nsp=config.use_nsp)
     value, grad_norm = checked_update(loss, model, parameters, optimizer, scheduler, config.max_grad_norm)
