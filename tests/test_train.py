@@ -74,11 +74,11 @@ def test_non_finite_loss_stops_before_the_weights_change(small_corpus, tmp_path,
     forward pass, after a resume from the step-3 checkpoint.)"""
     config = small_config(small_corpus, steps=10)
     pretrain(config, tmp_path / "run", data_dir=small_corpus.parent, stop_after_steps=3, **quiet())
-    real_run_model = update_module.forward_batch
+    real_forward_batch = update_module.forward_batch
 
     def with_a_nan_weight(model, batch):
         model.bert.embeddings.word_embeddings.weight.data[:] = np.nan
-        return real_run_model(model, batch)
+        return real_forward_batch(model, batch)
 
     monkeypatch.setattr(update_module, "forward_batch", with_a_nan_weight)
     with pytest.raises(TrainingDiverged) as error:

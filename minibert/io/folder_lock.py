@@ -33,7 +33,7 @@ from minibert.errors import MinibertError
 LOCK_FILE = ".lock"
 TAKEOVER_FILE = ".lock.takeover"
 POLL_SECONDS = 0.1  # how often a waiting lock looks again
-_HELD_HERE = {}  # lock file (resolved) -> how many RunLocks of this process hold it
+_HELD_HERE = {}  # lock file (resolved) -> how many FolderLocks of this process hold it
 
 
 class FolderInUse(MinibertError, OSError):
