@@ -121,26 +121,12 @@ def load_for_inference(directory):
         model = BertForPreTraining(config)
         model.load_state_dict(state)
     else:
-        refuse_without_heads(directory)
         model = BertForPreTraining.from_pretrained(directory, verbose=False)
     tokenizer = BertTokenizer.from_pretrained(directory)
     if tokenizer.vocab_size != model.config.vocab_size:
         raise CheckpointError(f"{source} has {tokenizer.vocab_size} tokens but the model's vocab_size is "
                               f"{model.config.vocab_size}; the vocabulary belongs to another model")
     return model.eval(), tokenizer
-
-
-def refuse_without_heads(directory):
-    """One line, saying what to run instead, for a folder whose weights hold no masked-LM and next-sentence
-    heads: an encoder saved alone (every sentence-transformers model) or a fine-tuned model (its task's head
-    instead). Such a model cannot fill a [MASK]; the library's own refusal would suggest a Python argument."""
-    if holds_pretraining_heads(directory):
-        return
-    raise CheckpointError(f"{directory} holds no masked-LM head (an encoder saved alone, such as a "
-                          "sentence-transformers model, or a fine-tuned model, which keeps its task's head "
-                          "instead), so it cannot fill [MASK]. Look at it with `python -m minibert attention "
-                          f"--model {directory}`, compare sentences with `embed --model {directory}`, or run a "
-                          f"fine-tuned model with `predict --model {directory}`")
 
 
 def load_model_or_encoder(directory):
