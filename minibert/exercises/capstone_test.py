@@ -1,4 +1,4 @@
-"""The capstone's end-to-end tests, copied into the workspace as tests/test_capstone.py (see capstone.py).
+"""The capstone's end-to-end tests, copied into the workspace's tests folder as test_capstone.py (see capstone.py).
 
 Each body's own check (tests/test_<id>.py) names the body that is wrong; these say whether the whole BERT
 and its loop, assembled from the student's bodies, do what BERT does.

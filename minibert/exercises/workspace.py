@@ -175,7 +175,7 @@ def _workspace_files(metadata):
     paths = {entry["path"] for entry in metadata["exercises"]}
     tests = [f"tests/test_{entry['id']}.py" for entry in metadata["exercises"]]
     if metadata["lesson"] == catalog.CAPSTONE.number:
-        tests.append("tests/test_capstone.py")
+        tests.append(f"tests/test_{catalog.CAPSTONE.number}.py")
     return ["minibert", *sorted(paths), *tests, "conftest.py", "pytest.ini"]
 
 

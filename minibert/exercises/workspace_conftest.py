@@ -30,7 +30,7 @@ settings.load_profile("exercises")
 
 METADATA = json.loads((HERE / ".exercise.json").read_text(encoding="utf-8"))
 RESULTS = {entry["id"]: {"passed": 0, "failed": 0, "why": None} for entry in METADATA["exercises"]}
-if METADATA["lesson"] == "capstone":  # tests/test_capstone.py: the whole BERT and its loop, end to end
+if METADATA["lesson"] == "capstone":  # the workspace's test_capstone.py: the whole BERT and its loop, end to end
     RESULTS["capstone"] = {"passed": 0, "failed": 0, "why": None}
 
 

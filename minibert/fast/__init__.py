@@ -16,7 +16,7 @@ imports nothing from here. Like `torch.compile`, speed is asked for:
   parts, glibc's allocator. Nothing changes the process until it is entered.
 - `profile_ops()` (profile.py): where a step spends its time, op by op.
 The fused ops (ops.py) run on the fused kernels (kernels/), each beside its plain-NumPy reference, and
-multiply with the products the plan shares among its threads (kernels/matmul.py; threads.py holds the thread
+multiply with the products the plan shares among its threads (fast/kernels/matmul.py; threads.py holds the thread
 counts the speed layer's kernels run on).
 """
 

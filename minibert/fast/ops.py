@@ -1,7 +1,7 @@
 """The ops of the speed layer: each stands for one or several of the core's ops and computes the same numbers
 (up to float32 rounding) with fewer passes over memory or on more cores, with the same checks.
 
-- `shared_linear`: F.linear on the products the process plan shares among its threads (kernels/matmul.py);
+- `shared_linear`: F.linear on the products the process plan shares among its threads (fast/kernels/matmul.py);
 - `self_attention`: q, k and v in one (B, S, 3H) array -> softmax(q·kᵀ/√D + mask), dropout, · v, all heads;
 - `bias_gelu`: F.gelu(x + bias), the feed-forward's bias added inside GELU's pass;
 - `dropout_add_layer_norm`: F.layer_norm(residual + F.dropout(h)), "Add & Norm", the end of every sublayer;

@@ -4,7 +4,7 @@ OpenBLAS's idle threads spin for a while after each matmul, and so do Numba's "o
 a parallel kernel started meanwhile finds its cores taken. So inside `process_plan()` every core goes to
 threads that sleep when idle: every OpenBLAS in the process runs on one thread (NumPy's, and another
 package's, such as the one SciPy's wheels ship), each large matmul of the speed layer's ops is cut into one
-part per thread run at once (threads.py, kernels/matmul.py), and the Numba kernels run on the "workqueue"
+part per thread run at once (threads.py, fast/kernels/matmul.py), and the Numba kernels run on the "workqueue"
 layer. The plan also keeps freed memory for the next step (allocator.py). Nothing of this happens on import or
 on plain use of minibert: the training commands enter the plan where their code shows it, and a user's loop
 may too. The plan is made for an accelerated model (`accelerate`), whose every product is the speed layer's:

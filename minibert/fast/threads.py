@@ -4,7 +4,7 @@ Two rules, both for speed only; the core's kernels know neither and run on Numba
 - Small kernels run on one thread (`launch`): below PARALLEL_MIN_ELEMENTS numbers, waking the other threads
   costs more than the work saves. The count is put back after the kernel.
 - Inside the process plan (process.py) large matmuls are cut into one part per thread, the parts run at once
-  by a pool of helper threads (`share_matmuls`, `run_together`; the products are in kernels/matmul.py).
+  by a pool of helper threads (`share_matmuls`, `run_together`; the products are in fast/kernels/matmul.py).
 """
 
 import numba
