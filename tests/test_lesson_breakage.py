@@ -45,7 +45,7 @@ def test_lesson_fails_its_own_assert_under_the_breakage(breakage, tmp_path):
     assert breakage.fails_at in done.stderr, f"another assert failed first:\n{done.stderr[-3000:]}"
 
 
-def test_the_runner_runs_an_unbroken_lesson_to_its_end(tmp_path, monkeypatch):
+def test_the_runner_runs_an_unbroken_lesson_to_its_end(tmp_path, monkeypatch, capsys):
     """Without a breakage the runner's way of running a lesson passes, so a failure above is the breakage's:
     lesson 11 (a few seconds) run through `run_broken` with a breakage that changes nothing."""
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -55,4 +55,6 @@ def test_the_runner_runs_an_unbroken_lesson_to_its_end(tmp_path, monkeypatch):
     import lesson_breakages
     monkeypatch.setattr(lesson_breakages, "BREAKAGES",
                         (lesson_breakages.Breakage("11_adam_schedule", "nothing", lambda: None, ""),))
-    run_broken("11_adam_schedule", "nothing")
+    run_broken("11_adam_schedule", "nothing")  # a failing assert would end it with SystemExit
+    printed = capsys.readouterr().out
+    assert "11_schedule.svg" in printed and "11_first_steps.svg" in printed, printed[-2000:]
