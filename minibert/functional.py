@@ -76,9 +76,11 @@ def additive_mask(mask, dtype):
     negative finite number where it is dropped (as HF does; Google used -10000). A boolean mask is True (or 1)
     for kept positions; a float mask is already additive."""
     mask = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    # BEGIN EXERCISE additive_mask: boolean: 0 where kept, the dtype's most negative finite number where dropped
     if mask.dtype == np.bool_:
         return np.where(mask, 0, np.finfo(dtype).min).astype(dtype)
     return mask.astype(dtype, copy=False)
+    # END EXERCISE
 
 
 class SoftmaxOp(Function):
@@ -154,8 +156,10 @@ class DropoutOp(Function):
         # END EXERCISE
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE dropout_backward: grad times the scale the forward saved (0 where dropped)
         # y = x * scale  ->  dy/dx = scale: 1/(1 - p) for kept elements, 0 for dropped ones
         return grad_output * self.scale
+        # END EXERCISE
 
 
 def dropout(x, p, training, rng=None):
