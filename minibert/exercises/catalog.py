@@ -43,10 +43,13 @@ LESSONS = (
     Lesson("04", "04_kernels.py", "the kernels: softmax, GELU, LayerNorm, Numba vs NumPy", (
         ("softmax_forward", "softmax_forward_numpy: mask, subtract the row max, exp, normalise"),
         ("softmax_backward", "softmax_backward_numpy: the softmax Jacobian times a vector"),
+        ("softmax_op", "SoftmaxOp.forward: the kernel's softmax, the output saved for the backward"),
         ("gelu_forward", "gelu_forward_numpy: x·Φ(x), with erf or the tanh form"),
         ("gelu_backward", "gelu_backward_numpy: Φ(x) + x·φ(x), and the tanh form's derivative"),
+        ("gelu_op", "GELUOp.forward: the kernel's GELU, the input and the form saved for the backward"),
         ("layer_norm_forward", "layer_norm_forward_numpy: normalise each row, then weight and bias"),
         ("layer_norm_backward", "layer_norm_backward_numpy: mean and variance depend on every input"),
+        ("layer_norm_op", "LayerNormOp.forward: the kernel's LayerNorm, what its backward needs saved"),
     )),
     Lesson("05", "05_attention_masks.py", "attention and masks: GPT vs BERT is one mask", (
         ("attention_mask", "build_attention_mask: hide padding keys, and the right side if causal"),
@@ -138,15 +141,16 @@ LESSONS = (
 # the order to write them; tests/test_exercise_share.py checks this list against what a step executes.
 STEP = ("function_apply", "mul_backward", "add_backward", "unbroadcast", "topological_order", "backward_walk",
         "linear_forward", "linear_backward", "matmul_op_forward", "matmul_op_backward", "softmax_forward",
-        "softmax_backward", "gelu_forward", "gelu_backward", "layer_norm_forward", "layer_norm_backward",
-        "embedding_lookup", "embedding_backward", "embedding_op_backward", "getitem_backward", "reshape_backward",
-        "transpose_backward", "tanh_backward", "cross_entropy_forward", "cross_entropy_backward", "cross_entropy_op",
-        "cross_entropy_op_backward", "dropout_forward", "dropout_backward", "embeddings_sum", "attention_mask",
-        "additive_mask", "split_heads", "attention_forward", "sublayer_output", "attention_sublayer", "feed_forward",
-        "encoder_layer", "encoder_stack", "gather_positions", "pooler", "bert_encode", "prediction_transform",
-        "tied_decoder", "pretraining_heads", "mlm_loss", "global_grad_norm", "clip_grad_norm", "adam_moments",
-        "bias_correction", "adamw_update", "optimizer_step", "zero_grad", "warmup_decay", "scheduler_apply",
-        "scheduler_step", "update_step", "masked_lm_correct", "next_sentence_correct", "train_step")
+        "softmax_backward", "softmax_op", "gelu_forward", "gelu_backward", "gelu_op", "layer_norm_forward",
+        "layer_norm_backward", "layer_norm_op", "embedding_lookup", "embedding_backward", "embedding_op_backward",
+        "getitem_backward", "reshape_backward", "transpose_backward", "tanh_backward", "cross_entropy_forward",
+        "cross_entropy_backward", "cross_entropy_op", "cross_entropy_op_backward", "dropout_forward",
+        "dropout_backward", "embeddings_sum", "attention_mask", "additive_mask", "split_heads", "attention_forward",
+        "sublayer_output", "attention_sublayer", "feed_forward", "encoder_layer", "encoder_stack", "gather_positions",
+        "pooler", "bert_encode", "prediction_transform", "tied_decoder", "pretraining_heads", "mlm_loss",
+        "global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction", "adamw_update", "optimizer_step",
+        "zero_grad", "warmup_decay", "scheduler_apply", "scheduler_step", "update_step", "masked_lm_correct",
+        "next_sentence_correct", "train_step")
 TASKS = {exercise_id: task for entry in LESSONS for exercise_id, task in entry.exercises}
 CAPSTONE = Lesson("capstone", "12_pretrain.py", "BERT from a blank page: every body of one training step",
                   tuple((exercise_id, TASKS[exercise_id]) for exercise_id in STEP))
