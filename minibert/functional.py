@@ -57,8 +57,10 @@ def linear(x, weight, bias=None):
 
 class GELUOp(Function):
     def forward(self, x, approximate="none"):
+        # BEGIN EXERCISE gelu_op: the kernel's GELU of x in the form asked; save what the backward reads
         self.x, self.approximate = x, approximate
         return gelu_forward(x, approximate)
+        # END EXERCISE
 
     def backward(self, grad_output):
         # y = x Φ(x)  ->  dy/dx = Φ(x) + x φ(x) (or the tanh form's derivative), in the kernel
@@ -76,15 +78,19 @@ def additive_mask(mask, dtype):
     negative finite number where it is dropped (as HF does; Google used -10000). A boolean mask is True (or 1)
     for kept positions; a float mask is already additive."""
     mask = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    # BEGIN EXERCISE additive_mask: boolean: 0 where kept, the dtype's most negative finite number where dropped
     if mask.dtype == np.bool_:
         return np.where(mask, 0, np.finfo(dtype).min).astype(dtype)
     return mask.astype(dtype, copy=False)
+    # END EXERCISE
 
 
 class SoftmaxOp(Function):
     def forward(self, x, mask=None):
+        # BEGIN EXERCISE softmax_op: the kernel's softmax of x + mask; save what the backward reads
         self.y = softmax_forward(x, mask)
         return self.y
+        # END EXERCISE
 
     def backward(self, grad_output):
         return softmax_backward(grad_output, self.y)
@@ -130,9 +136,11 @@ def log_softmax(x, axis=-1, mask=None):
 
 class LayerNormOp(Function):
     def forward(self, x, weight, bias, eps=1e-12):
+        # BEGIN EXERCISE layer_norm_op: the kernel's LayerNorm; save what the backward reads (not the bias)
         y, self.mean, self.rstd = layer_norm_forward(x, weight, bias, eps)
         self.x, self.weight = x, weight
         return y
+        # END EXERCISE
 
     def backward(self, grad_output):
         return layer_norm_backward(grad_output, self.x, self.weight, self.mean, self.rstd)
@@ -154,8 +162,10 @@ class DropoutOp(Function):
         # END EXERCISE
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE dropout_backward: grad times the scale the forward saved (0 where dropped)
         # y = x * scale  ->  dy/dx = scale: 1/(1 - p) for kept elements, 0 for dropped ones
         return grad_output * self.scale
+        # END EXERCISE
 
 
 def dropout(x, p, training, rng=None):

@@ -14,8 +14,8 @@ from minibert import use_backend
 from minibert.exercises import capstone, catalog, workspace
 
 UPDATE_BODIES = {"global_grad_norm", "clip_grad_norm", "adam_moments", "bias_correction", "adamw_update",
-                 "optimizer_step", "warmup_decay", "scheduler_apply", "update_step", "masked_lm_correct",
-                 "train_step", "dropout_forward"}
+                 "optimizer_step", "zero_grad", "warmup_decay", "scheduler_apply", "scheduler_step", "update_step",
+                 "masked_lm_correct", "next_sentence_correct", "train_step", "dropout_forward", "dropout_backward"}
 
 
 def blank(exercise_id):

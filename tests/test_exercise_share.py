@@ -12,7 +12,6 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from minibert import use_backend
 from minibert.config import BertConfig
@@ -81,8 +80,6 @@ def test_the_capstone_blanks_exactly_the_bodies_a_step_runs():
     assert sorted(ran) == sorted(catalog.STEP)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 51: 44% of a step's lines are exercise bodies so far; the other op "
-                   "rules of autograd/ops.py and functional.py and the optimizer's loop are not marked yet")
 def test_most_of_a_step_is_exercise_bodies():
     """At least half of the distinct minibert lines one step executes are inside exercise bodies."""
     with use_backend("numpy"):

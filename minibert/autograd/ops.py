@@ -29,8 +29,10 @@ class Add(Function):
         return a + b
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE add_backward: both inputs get grad itself, each unbroadcast to its own shape
         # out = a + b  ->  d/da = 1, d/db = 1 (then summed over broadcast axes)
         return unbroadcast(grad_output, self.a_shape), unbroadcast(grad_output, self.b_shape)
+        # END EXERCISE
 
 
 class Sub(Function):
@@ -117,8 +119,10 @@ class Tanh(Function):
         return self.out
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE tanh_backward: grad times 1 - tanh², from the output the forward saved
         # out = tanh(a)  ->  d/da = 1 - tanh(a)^2
         return grad_output * (1 - self.out * self.out)
+        # END EXERCISE
 
 
 class Sqrt(Function):
@@ -176,6 +180,7 @@ class MatMul(Function):
         if a.ndim < 2 or b.ndim < 2:  # what the folding and broadcasting below need
             raise ShapeError(f"@ needs arrays of at least 2 dimensions, got shapes {a.shape} and {b.shape}; "
                              "reshape a vector to (1, n) or (n, 1)")
+        # BEGIN EXERCISE matmul_op_forward: 2-D b: fold a's leading axes into rows; else broadcast the batch axes
         self.a, self.b = a, b
         if b.ndim == 2:
             rows, b = check_matmul(a.reshape(-1, a.shape[-1]), b, "@")  # (..., K) -> (rows, K)
@@ -183,6 +188,7 @@ class MatMul(Function):
         batch = _broadcast_shape(a.shape[:-2], b.shape[:-2], "@ (batch dimensions)")
         return np.matmul(*check_matmul(np.broadcast_to(a, batch + a.shape[-2:]),
                                        np.broadcast_to(b, batch + b.shape[-2:]), "@"))
+        # END EXERCISE
 
     def backward(self, grad_output):
         # BEGIN EXERCISE matmul_op_backward: 2-D b: fold a into rows; else broadcast the batch axes, then unbroadcast
@@ -213,8 +219,10 @@ class Reshape(Function):
         return out
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE reshape_backward: the same numbers in the same order, back in a's shape
         # out = a.reshape(shape)  ->  the same numbers, so the gradient just takes a's shape again
         return grad_output.reshape(self.a_shape)
+        # END EXERCISE
 
 
 class Transpose(Function):
@@ -226,8 +234,10 @@ class Transpose(Function):
         return a.transpose(axes)
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE transpose_backward: undo the permutation with its inverse
         # out = a.transpose(axes)  ->  undo it with the inverse permutation
         return grad_output.transpose(np.argsort(self.axes))
+        # END EXERCISE
 
 
 class GetItem(Function):
@@ -242,6 +252,7 @@ class GetItem(Function):
             raise ShapeError(f"index out of range for a tensor of shape {a.shape}: {error}") from None
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE getitem_backward: zeros of a's shape, grad put where the index picked, summed on repeats
         # out = a[index]  ->  each picked element receives its gradient. An integer array may pick an element
         # twice, which must then get the sum: np.add.at does that. Slices and integers pick each element at
         # most once, so plain assignment does the same, much faster: np.add.at goes element by element
@@ -252,6 +263,7 @@ class GetItem(Function):
         else:
             np.add.at(grad, self.index, grad_output)
         return grad
+        # END EXERCISE
 
 
 def _picks_each_element_once(index):

@@ -44,10 +44,12 @@ def erf_numpy(x):
 
 
 def gelu_forward_numpy(x, approximate="none"):
+    # BEGIN EXERCISE gelu_forward: x·Φ(x); exact: Φ(x) = (1 + erf(x/√2))/2; tanh form: tanh(√(2/π)(x + 0.044715x³))
     if approximate == "tanh":
         u = SQRT_2_OVER_PI * (x + CUBIC * x * x * x)
         return 0.5 * x * (1.0 + np.tanh(u))
     return 0.5 * x * (1.0 + erf_numpy(x * INV_SQRT_2))
+    # END EXERCISE
 
 
 def gelu_backward_numpy(grad_y, x, approximate="none"):

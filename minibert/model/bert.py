@@ -82,8 +82,10 @@ class AttentionSublayer(Module):
     def forward(self, x, mask, asking=None):
         """x (B, S, H) -> (LayerNorm(x + Dropout(Dense(attention(x)))) (B, S, H), probabilities (B, A, S, S)).
         With `asking` (B, R, H), the R tokens that ask (see MultiHeadSelfAttention): (B, R, H), (B, A, R, S)."""
+        # BEGIN EXERCISE attention_sublayer: attention, then SublayerOutput, each asking token's input the residual
         context, probs = self.self(x, mask, asking)  # (B, S, H), (B, A, S, S); with asking (B, R, H), (B, A, R, S)
         return self.output(context, residual=x if asking is None else asking), probs  # each token's own input
+        # END EXERCISE
 
 
 class EncoderLayer(Module):

@@ -38,11 +38,13 @@ class CrossEntropyOp(Function):
         # END EXERCISE
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE cross_entropy_op_backward: grad·w_i per row into the kernel, back in the logits' shape
         # loss = sum_i w_i * nll_i (w already divided by the denominator)
         #   ->  d/dlogits_i = w_i * (softmax_i - onehot_i)
         grad_rows = softmax_cross_entropy_backward(grad_output * self.weights, self.rows, self.targets,
                                                    self.logsumexp)
         return grad_rows.reshape(self.logits_shape), None, None
+        # END EXERCISE
 
 
 def cross_entropy(logits, targets, weights=None, ignore_index=None):

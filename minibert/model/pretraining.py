@@ -38,7 +38,9 @@ class PredictionTransform(Module):
         self.LayerNorm = LayerNorm(config.hidden_size, config.layer_norm_eps)
 
     def forward(self, h):
+        # BEGIN EXERCISE prediction_transform: LayerNorm(act(Dense(h)))
         return self.LayerNorm(self.act(self.dense(h)))  # (B, P, H) -> (B, P, H)
+        # END EXERCISE
 
 
 class MaskedLMHead(Module):

@@ -24,14 +24,18 @@ class EmbeddingOp(Function):
             bad = ids[(ids < 0) | (ids >= weight.shape[0])].ravel()[0]
             raise ShapeError(f"id {bad} is outside the embedding table of {weight.shape[0]} rows "
                              f"(valid ids are 0..{weight.shape[0] - 1})")
+        # BEGIN EXERCISE embedding_lookup: the table's row of each id, (...) -> (..., H); save what backward needs
         self.ids, self.weight_shape = ids, weight.shape
         return weight[ids]  # (..., H)
+        # END EXERCISE
 
     def backward(self, grad_output):
+        # BEGIN EXERCISE embedding_op_backward: the gradient rows scatter-added into a (V, H) table; none for the ids
         # out = weight[ids]  ->  each row of weight gets the sum of the gradients at the places its id appears
         grad_weight = scatter_add_rows(self.ids, grad_output.reshape(-1, self.weight_shape[1]),
                                        self.weight_shape[0])  # (V, H)
         return None, grad_weight
+        # END EXERCISE
 
 
 def embedding(ids, weight):

@@ -74,12 +74,14 @@ class Optimizer:
         With `set_to_none` (PyTorch's default) the gradient becomes None, which also tells `step()` to skip
         a parameter that the next backward pass does not reach; otherwise it is filled with zeros in place.
         """
+        # BEGIN EXERCISE zero_grad: every group's every parameter: .grad None, or its array zeroed in place
         for group in self.param_groups:
             for param in group["params"]:
                 if set_to_none:
                     param.grad = None
                 elif param.grad is not None:
                     param.grad.fill(0)
+        # END EXERCISE
 
     def parameters_with_gradients(self):
         """Yield (group, position, data, grad) for every parameter whose `.grad` is not None."""

@@ -85,8 +85,10 @@ class LRScheduler:
 
     def step(self):
         """Move to the next update and set its learning rate."""
+        # BEGIN EXERCISE scheduler_step: count the update just made, then set the rate of the next one
         self.step_count += 1
         self._apply()
+        # END EXERCISE
 
     def get_last_lr(self):
         """The learning rate of each group for the coming update (for the progress line)."""

@@ -29,9 +29,11 @@ def masked_lm_correct(mlm_logits, masked_lm_ids, masked_lm_weights):
 
 def next_sentence_correct(nsp_logits, next_sentence_labels):
     """(correct, total) of the IsNext (0) / NotNext (1) guesses; nsp_logits (B, 2)."""
+    # BEGIN EXERCISE next_sentence_correct: argmax guesses equal to the labels, counted, over every pair
     guesses = np.argmax(nsp_logits, axis=-1)  # (B,)
     labels = np.asarray(next_sentence_labels).reshape(-1)
     return int(np.count_nonzero(guesses == labels)), int(labels.size)
+    # END EXERCISE
 
 
 def ratio(correct, total):
