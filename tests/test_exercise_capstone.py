@@ -1,8 +1,9 @@
 """The capstone: every body of one training step blanked at once, refereed end to end (capstone.py).
 
 Its workspace fails unsolved and passes with the reference bodies put back (the fast parts; the training part
-is timed and measured as docs/exercises.md says). Each blanked body makes a named fast part fail, naming the
-body: the forward and backward bodies HuggingFace's golden comparison, the optimizer's the update steps.
+is timed and measured in docs/performance.md, "The capstone's check"). Each blanked body makes a named fast
+part fail, naming the body: the forward and backward bodies HuggingFace's golden comparison, the optimizer's
+the update steps.
 Wrong bodies fail their own checks, which the capstone runs (test_exercise_mutants.py).
 """
 

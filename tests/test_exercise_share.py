@@ -3,7 +3,7 @@
 One plain pretraining step (`train_step` on a 2-layer model on the NumPy references: forward, MLM + NSP loss,
 backward, clipping, AdamW, the schedule) runs under a line tracer. Of the distinct lines of minibert it executes, at
 least half must lie between `# BEGIN EXERCISE` and `# END EXERCISE` markers; the rest are checks and
-plumbing. The figure is printed (`pytest -s`) so that docs/exercises' count can be kept true.
+plumbing. The figure is printed (`pytest -s`) so that the share the closing notes and docs quote can be checked.
 """
 
 import sys
