@@ -165,6 +165,16 @@ def every_chosen_token_masked():
     data.create_masked_lm_predictions = masking.create_masked_lm_predictions = all_masked
 
 
+# lesson 09: a NotNext B comes from another document
+def not_next_from_the_same_document():
+    from minibert.data import instances
+    draw = instances.random_other_document_start
+
+    def same_document(documents, document_index, rng, target_length):
+        return draw([documents[document_index]] * len(documents), document_index, rng, target_length)
+    instances.random_other_document_start = same_document  # what create_instances_from_document calls
+
+
 # lesson 11: BertAdam's early steps are oversized because it has no bias correction
 def bias_correction_in_bert_adam():
     from minibert.optim import AdamW, BertAdam
@@ -196,6 +206,8 @@ BREAKAGES = (
              'wordpiece.tokenize_word("playing") == ("play", "##ing")'),
     Breakage("08_masking", "every chosen token masked", every_chosen_token_masked,
              "abs(share - target) < 5 * sigma + 0.002"),
+    Breakage("09_nsp", "NotNext's B from A's own document", not_next_from_the_same_document,
+             "assert all(follows) and all(elsewhere)"),
     Breakage("11_adam_schedule", "BertAdam given bias correction", bias_correction_in_bert_adam,
              "np.isclose(bert[0] / adam[0], 0.1 / np.sqrt(0.001), rtol=1e-4)"),
 )
