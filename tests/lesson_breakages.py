@@ -175,6 +175,16 @@ def not_next_from_the_same_document():
     instances.random_other_document_start = same_document  # what create_instances_from_document calls
 
 
+# lesson 10: the MLM loss reads the chosen positions only, through its weights
+def mlm_loss_over_every_position():
+    from minibert.model.losses import CrossEntropyOp
+    forward = CrossEntropyOp.forward
+
+    def every_position(self, logits, targets, weights, denominator):
+        return forward(self, logits, targets, np.ones(weights.shape), weights.size)  # the weights ignored
+    CrossEntropyOp.forward = every_position
+
+
 # lesson 11: BertAdam's early steps are oversized because it has no bias correction
 def bias_correction_in_bert_adam():
     from minibert.optim import AdamW, BertAdam
@@ -208,6 +218,8 @@ BREAKAGES = (
              "abs(share - target) < 5 * sigma + 0.002"),
     Breakage("09_nsp", "NotNext's B from A's own document", not_next_from_the_same_document,
              "assert all(follows) and all(elsewhere)"),
+    Breakage("10_mlm_loss", "the MLM loss over every position", mlm_loss_over_every_position,
+             "bert_rows.sum() == len(masked.positions)"),
     Breakage("11_adam_schedule", "BertAdam given bias correction", bias_correction_in_bert_adam,
              "np.isclose(bert[0] / adam[0], 0.1 / np.sqrt(0.001), rtol=1e-4)"),
 )
