@@ -191,6 +191,25 @@ def bias_correction_in_bert_adam():
     BertAdam.update = AdamW.update  # Adam's corrected step, with BertAdam's decoupled decay
 
 
+# lesson 11: AdamW shrinks a weight directly, not through m/√v as an L2 term does
+def adamw_decay_through_the_gradient():
+    from minibert.optim import Adam, AdamW
+    AdamW.update = Adam.update  # weight decay as an L2 term in the gradient, divided by √v like it
+
+
+# lesson 11a: warmup is what lets post-LN train at a large learning rate
+def schedule_without_warmup():
+    from minibert.optim.schedule import linear_warmup_linear_decay
+
+    def decay_only(step, total_steps, warmup_steps, variant="google"):
+        if step >= total_steps:  # the ramp up forgotten: the decay line from the first step
+            return 0.0
+        if variant == "google":
+            return 1.0 - step / total_steps
+        return (total_steps - step) / (total_steps - warmup_steps)
+    replace_code(linear_warmup_linear_decay, decay_only)
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -222,6 +241,10 @@ BREAKAGES = (
              "bert_rows.sum() == len(masked.positions)"),
     Breakage("11_adam_schedule", "BertAdam given bias correction", bias_correction_in_bert_adam,
              "np.isclose(bert[0] / adam[0], 0.1 / np.sqrt(0.001), rtol=1e-4)"),
+    Breakage("11_adam_schedule", "AdamW's decay through the gradient", adamw_decay_through_the_gradient,
+             'np.isclose(decayed_to["AdamW"], 1 - 0.01 * 0.01)'),
+    Breakage("11a_training_dynamics", "the schedule without warmup", schedule_without_warmup,
+             "assert post_cold > FLOOR + 1.0 and post_warm < post_cold - 0.5"),
 )
 
 
