@@ -210,6 +210,23 @@ def schedule_without_warmup():
     replace_code(linear_warmup_linear_decay, decay_only)
 
 
+# lesson 14: the classifier reads the pooled [CLS], tanh(Dense(h_[CLS]))
+def pooler_reads_the_last_token():
+    from minibert.model.bert import Pooler
+
+    def forward(self, sequence_output):
+        return self.dense(sequence_output[:, -1]).tanh()  # the final [SEP] (or padding), not [CLS]
+    Pooler.forward = forward
+
+
+def classifier_skips_the_pooler():
+    from minibert.finetune import BertForSequenceClassification
+
+    def head_inputs(self, input_ids, token_type_ids=None, attention_mask=None):
+        return self.bert(input_ids, token_type_ids, attention_mask).sequence_output[:, 0]  # h_[CLS], no tanh(Dense)
+    BertForSequenceClassification.head_inputs = head_inputs
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -245,6 +262,10 @@ BREAKAGES = (
              'np.isclose(decayed_to["AdamW"], 1 - 0.01 * 0.01)'),
     Breakage("11a_training_dynamics", "the schedule without warmup", schedule_without_warmup,
              "assert post_cold > FLOOR + 1.0 and post_warm < post_cold - 0.5"),
+    Breakage("14_classifier", "the pooler reads the last token", pooler_reads_the_last_token,
+             "np.tanh(cls_vector @ pooler.weight.data.T + pooler.bias.data)"),
+    Breakage("14_classifier", "the classifier skips the pooler", classifier_skips_the_pooler,
+             "assert same and"),
 )
 
 
