@@ -227,6 +227,34 @@ def classifier_skips_the_pooler():
     BertForSequenceClassification.head_inputs = head_inputs
 
 
+# lesson 15: windows overlap by max_seq_length - doc_stride; a span's end is not before its start
+def windows_without_doc_stride():
+    from minibert.finetune.squad_features import window_spans
+
+    def end_to_end(num_tokens, max_tokens, doc_stride):
+        spans, start = [], 0
+        while start < num_tokens:
+            spans.append((start, min(num_tokens - start, max_tokens)))
+            start += max_tokens  # the stride ignored: each window starts where the last one ended
+        return spans
+    replace_code(window_spans, end_to_end)
+
+
+def spans_ending_before_they_start():
+    from minibert import finetune
+    from minibert.finetune import span_decoding
+    from minibert.finetune.span_decoding import Span, top_indexes
+
+    def either_order(start_logits, end_logits, passage_start, passage_end, max_context=None, n_best_size=20,
+                     max_answer_length=30):
+        spans = [Span(int(start), int(end), float(start_logits[start] + end_logits[end]))
+                 for start in top_indexes(start_logits, n_best_size) for end in top_indexes(end_logits, n_best_size)
+                 if passage_start <= min(start, end) and max(start, end) <= passage_end  # start <= end not asked
+                 and abs(end - start) < max_answer_length]
+        return sorted(spans, key=lambda span: -span.score)
+    finetune.best_spans = span_decoding.best_spans = either_order  # the lesson's import, and decode_answers'
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -266,6 +294,10 @@ BREAKAGES = (
              "np.tanh(cls_vector @ pooler.weight.data.T + pooler.bias.data)"),
     Breakage("14_classifier", "the classifier skips the pooler", classifier_skips_the_pooler,
              "assert same and"),
+    Breakage("15_question_answering", "windows without doc_stride", windows_without_doc_stride,
+             "after.offsets[0][0] < before.offsets[-1][1]"),
+    Breakage("15_question_answering", "spans that end before they start", spans_ending_before_they_start,
+             "4 <= span.start <= span.end <= 11"),
 )
 
 
