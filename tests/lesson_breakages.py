@@ -210,6 +210,15 @@ def schedule_without_warmup():
     replace_code(linear_warmup_linear_decay, decay_only)
 
 
+# lesson 13: the causal mask hides the words after a token
+def causal_mask_without_the_triangle():
+    from minibert.model.masks import build_attention_mask
+
+    def padding_only(attention_mask, attention="bidirectional"):
+        return np.asarray(attention_mask).astype(bool)[:, None, None, :]  # every real key, whatever `attention`
+    replace_code(build_attention_mask, padding_only)
+
+
 # lesson 14: the classifier reads the pooled [CLS], tanh(Dense(h_[CLS]))
 def pooler_reads_the_last_token():
     from minibert.model.bert import Pooler
@@ -290,6 +299,8 @@ BREAKAGES = (
              'np.isclose(decayed_to["AdamW"], 1 - 0.01 * 0.01)'),
     Breakage("11a_training_dynamics", "the schedule without warmup", schedule_without_warmup,
              "assert post_cold > FLOOR + 1.0 and post_warm < post_cold - 0.5"),
+    Breakage("13_bidirectional_probe", "the causal mask without its triangle", causal_mask_without_the_triangle,
+             'assert change["causal"] < 1e-5 < change["bidirectional"]'),
     Breakage("14_classifier", "the pooler reads the last token", pooler_reads_the_last_token,
              "np.tanh(cls_vector @ pooler.weight.data.T + pooler.bias.data)"),
     Breakage("14_classifier", "the classifier skips the pooler", classifier_skips_the_pooler,
