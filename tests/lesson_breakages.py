@@ -210,6 +210,15 @@ def schedule_without_warmup():
     replace_code(linear_warmup_linear_decay, decay_only)
 
 
+# lesson 12: an untrained model guesses about uniformly, so its first loss is ln V + ln 2
+def initializer_ignores_its_std():
+    from minibert.nn.layers import normal_init
+
+    def unit_normal(rng, shape, std):
+        return rng.standard_normal(shape).astype(np.float32)  # std never applied: N(0, 1), not N(0, 0.02²)
+    replace_code(normal_init, unit_normal)
+
+
 # lesson 13: the causal mask hides the words after a token
 def causal_mask_without_the_triangle():
     from minibert.model.masks import build_attention_mask
@@ -299,6 +308,8 @@ BREAKAGES = (
              'np.isclose(decayed_to["AdamW"], 1 - 0.01 * 0.01)'),
     Breakage("11a_training_dynamics", "the schedule without warmup", schedule_without_warmup,
              "assert post_cold > FLOOR + 1.0 and post_warm < post_cold - 0.5"),
+    Breakage("12_pretrain", "the initialiser ignores its std", initializer_ignores_its_std,
+             "assert untrained_largest < 5 / model_config.vocab_size"),
     Breakage("13_bidirectional_probe", "the causal mask without its triangle", causal_mask_without_the_triangle,
              'assert change["causal"] < 1e-5 < change["bidirectional"]'),
     Breakage("14_classifier", "the pooler reads the last token", pooler_reads_the_last_token,
