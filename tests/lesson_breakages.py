@@ -219,6 +219,22 @@ def initializer_ignores_its_std():
     replace_code(normal_init, unit_normal)
 
 
+# lesson 12: the whole loop learns
+def clipping_by_floor_division():
+    from minibert.train import update
+    clip = update.clip_grad_norm
+
+    def floor_divided(parameters, max_norm=1.0):
+        parameters = list(parameters)
+        total_norm = clip(parameters, max_norm)
+        if total_norm > max_norm:
+            for param in parameters:
+                if param.grad is not None:
+                    param.grad *= max_norm // total_norm  # 0: every gradient above the threshold wiped
+        return total_norm
+    update.clip_grad_norm = floor_divided  # what every training step calls
+
+
 # lesson 13: the causal mask hides the words after a token
 def causal_mask_without_the_triangle():
     from minibert.model.masks import build_attention_mask
@@ -310,6 +326,8 @@ BREAKAGES = (
              "assert post_cold > FLOOR + 1.0 and post_warm < post_cold - 0.5"),
     Breakage("12_pretrain", "the initialiser ignores its std", initializer_ignores_its_std,
              "assert untrained_largest < 5 / model_config.vocab_size"),
+    Breakage("12_pretrain", "clipping by floor division", clipping_by_floor_division,
+             "losses[-1] < losses[0] - 2.0"),
     Breakage("13_bidirectional_probe", "the causal mask without its triangle", causal_mask_without_the_triangle,
              'assert change["causal"] < 1e-5 < change["bidirectional"]'),
     Breakage("14_classifier", "the pooler reads the last token", pooler_reads_the_last_token,
