@@ -48,6 +48,45 @@ for instance in create_instances_from_document(documents, 0, rng, special, confi
     print(f"{'':>8}  segments {''.join(str(s) for s in instance.segment_ids)}  ({len(tokens)} tokens)")
 
 # %% [markdown]
+# ## Where B comes from, checked
+#
+# The label is only worth learning if it is true: an IsNext B must be the text that follows A in its
+# document, and a NotNext B must come from another document. Over 400 draws, each B is looked up in document
+# 0's token stream: an IsNext B is found there after A (right after it, unless the trimming of a pair too long
+# took tokens from the end of A or the front of B); a NotNext B is found nowhere in it.
+
+# %%
+def instances_of_document_0(max_seq_length):
+    """Every instance of document 0 over 400 draws, with `max_seq_length` tokens each at most."""
+    pairing = InstanceConfig(max_seq_length=max_seq_length, short_seq_prob=0.0)
+    return [instance for seed in range(400)
+            for instance in create_instances_from_document(documents, 0, np.random.default_rng(seed), special,
+                                                           pairing)]
+
+
+def sides(instance):
+    """(A, B) token ids: A between [CLS] and the first [SEP], B between it and the last [SEP]."""
+    first_sep = int(np.argmax(instance.segment_ids)) - 1
+    return instance.input_ids[1:first_sep], instance.input_ids[first_sep + 1:-1]
+
+
+def starts_of(run, stream):
+    """Every index of `stream` where `run` begins."""
+    return [i for i in range(len(stream) - len(run) + 1) if np.array_equal(stream[i:i + len(run)], run)]
+
+
+stream_0 = np.concatenate([s.ids for s in documents[0]])  # document 0's tokens, one after another
+pairs_40 = instances_of_document_0(40)
+is_next = [sides(instance) for instance in pairs_40 if instance.next_sentence_label == 0]
+not_next = [sides(instance) for instance in pairs_40 if instance.next_sentence_label == 1]
+follows = [any(b_start >= a_start + len(a) for a_start in starts_of(a, stream_0) for b_start in starts_of(b, stream_0))
+           for a, b in is_next]
+elsewhere = [not starts_of(b, stream_0) for _, b in not_next]
+print(f"{len(is_next)} IsNext pairs, {sum(follows)} with B after A in document 0; "
+      f"{len(not_next)} NotNext pairs, {sum(elsewhere)} with B found nowhere in document 0")
+assert all(follows) and all(elsewhere)
+
+# %% [markdown]
 # ## Balance, measured
 #
 # The paper's rule is 50% IsNext, 50% NotNext (BERT §3.1), and a chunk of two or more sentences follows it.
@@ -58,16 +97,13 @@ for instance in create_instances_from_document(documents, 0, rng, special, confi
 # makes the NotNext share f + (1 - f)/2, so f = 2·(share - 1/2). Measured on the same document:
 
 # %%
-def not_next_share(max_seq_length):
-    pairing = InstanceConfig(max_seq_length=max_seq_length, short_seq_prob=0.0)
-    labels = [instance.next_sentence_label for seed in range(400)
-              for instance in create_instances_from_document(documents, 0, np.random.default_rng(seed), special,
-                                                             pairing)]
+def not_next_share(instances):
+    labels = [instance.next_sentence_label for instance in instances]
     return len(labels), float(np.mean(labels))
 
 
-count_40, share_40 = not_next_share(40)
-count_128, share_128 = not_next_share(128)
+count_40, share_40 = not_next_share(pairs_40)
+count_128, share_128 = not_next_share(instances_of_document_0(128))
 print(f"max_seq_length 40:  {count_40} instances from document 0, NotNext share {share_40:.3f}")
 print(f"max_seq_length 128: {count_128} instances from document 0, NotNext share {share_128:.3f}")
 forced_40, forced_128 = 2 * (share_40 - 0.5), 2 * (share_128 - 0.5)

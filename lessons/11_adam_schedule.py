@@ -65,7 +65,7 @@ assert np.allclose(-p.data, 0.01, rtol=1e-3)  # lr, whatever the gradient's scal
 # harmless: while m/√v is oversized, the warmed-up learning rate that multiplies it is still small. That
 # needs a warmup long against v's 1,000 steps, as BERT's 10,000 are; a warmup of 20 steps ends while
 # BertAdam's ratio is still 6 times Adam's. Below, the same gradient at every step, lr 0.01, and the decay
-# line of BERT's 1,000,000 steps (a few thousand steps of a one-number problem take a second or two).
+# line of BERT's 1,000,000 steps. (Warmup has a second reason, the model's own: lesson 11a.)
 
 # %%
 

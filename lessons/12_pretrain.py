@@ -88,14 +88,20 @@ PROBES = ("On Monday, Ethan and Chloe [MASK] to the lake.",  # went
 
 
 def show_guesses(model, tokenizer):
+    """Print the top three guesses at each probe's [MASK]; return the largest probability among them."""
+    largest = 0.0
     for text in PROBES:
         guesses = fill_mask(model, tokenizer, text, top_k=3)[0]
         shown = ", ".join(f"{token} {probability:.1%}" for token, probability in guesses)
         print(f"  {pad_right(text, 48)} {shown}")
+        largest = max(largest, guesses[0][1])
+    return largest
 
 
 print(f"before training (1/V = {1 / model_config.vocab_size:.2%}):")
-show_guesses(run.model, run.tokenizer)
+untrained_largest = show_guesses(run.model, run.tokenizer)
+# about uniform: no token gets five times its 1/V share (std 0.02 keeps every logit near 0)
+assert untrained_largest < 5 / model_config.vocab_size, untrained_largest
 
 # %% [markdown]
 # ## Train

@@ -132,19 +132,20 @@ for pretrained_entry, random_entry in zip(small_runs["pretrained"].history, smal
 best = {start: run.best_metrics["accuracy"] for start, run in small_runs.items()}
 print(f"best: pretrained {best['pretrained']:.1%}, random {best['random']:.1%}: pretraining is worth "
       f"{100 * (best['pretrained'] - best['random']):+.1f} points here")
-# the point of the lesson: on scarce data the pretrained start ends ahead (the line above prints by how much)
+# the point of the lesson: on scarce data the pretrained start ends ahead, by more than 3 points (the line
+# above prints by how much this run measured)
 assert best["pretrained"] > best["random"] + 0.03, best
 
 # %% [markdown]
-# Measured across seeds (tests/test_learning_claims.py asserts it on NER, docs/experiments.md runs it as the
-# `pretraining-worth` experiment): the pretrained start is ahead on a few hundred sentences, by a few points
-# here and more on tasks whose words pretraining has seen in context, such as NER. The gap shrinks as the
-# task data grows, which the next cell shows.
+# The gap depends on whether pretraining read the task's words in context, as the synthetic stories hold the
+# sentiment set's. tests/test_learning_claims.py asserts the same question on 150 NER sentences, over
+# pretraining seeds; docs/experiments.md's `pretraining-worth` experiment asks it on real text the small
+# model's corpus does not resemble, and there pretraining is worth nothing measurable.
 #
 # ## Fine-tune on the whole set, from random weights
 #
-# With all 2,000 sentences the random encoder gets there too: this synthetic task is small and regular
-# enough. Its progress line shows on the terminal as it runs.
+# With all 2,000 sentences the random encoder learns the task too (above 90% dev accuracy, asserted below):
+# this synthetic task is small and regular enough. Its progress line shows on the terminal as it runs.
 
 # %%
 out_dir = course.OUTPUT / "14_sentiment"
@@ -159,12 +160,14 @@ for entry in result.history:
           f"{dev_scores['f1']:>7.3f} {dev_scores['matthews']:>9.3f}")
 print(f"best: epoch {result.best_epoch}, dev accuracy {result.best_metrics['accuracy']:.1%} "
       f"({result.seconds:.0f} s); saved in {out_dir.name}/ as a HuggingFace folder")
+assert result.best_metrics["accuracy"] > 0.9  # enough data: random weights learn the task as well
 
 # %% [markdown]
-# The loss sits at ln 2 = 0.693 (a coin) for the first epochs, then drops: a random encoder's [CLS]
-# vector says little about the sentence until attention has learned to gather the words that matter,
-# negations included. The paper's 3 epochs would have stopped on that plateau (189 steps); a run that ends
-# at chance prints a warning that says so and what to try.
+# The loss sits at ln 2 = 0.693 (a coin) over the first epoch, then drops (both asserted below): a random
+# encoder's [CLS] vector says little about the sentence until attention has learned to gather the words that
+# matter, negations included. How many epochs the plateau lasts varies with the seed; the paper's 3 epochs
+# (189 steps here) may end on it, so the default trains longer (`plateau.py`), and a run that ends at chance
+# prints a warning that says so and what to try.
 # Matthews correlation is 0 for a model that always says one label, whatever the label balance (GLUE
 # reports it for CoLA for that reason).
 

@@ -17,6 +17,7 @@
 
 # %%
 import shutil
+from itertools import pairwise
 
 import course
 import numpy as np
@@ -74,6 +75,9 @@ for number, window in enumerate(windows):
     owned = sum(window.max_context)
     print(f"window {number}: passage characters {first:>3}-{last:<3} {owned:>2} of {len(window.offsets)} "
           f"tokens scored here;  {target}")
+# each window starts doc_stride tokens after the previous one, before that one ends; one holds the whole answer
+assert all(after.offsets[0][0] < before.offsets[-1][1] for before, after in pairwise(windows))
+assert any(window.start_position for window in windows)
 print("window 0 as the model reads it:")
 print("  " + " ".join(tokenizer.convert_ids_to_tokens(windows[0].input_ids)))
 print("  segment ids: " + "".join(str(segment) for segment in windows[0].segment_ids))

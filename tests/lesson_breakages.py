@@ -165,10 +165,128 @@ def every_chosen_token_masked():
     data.create_masked_lm_predictions = masking.create_masked_lm_predictions = all_masked
 
 
+# lesson 09: a NotNext B comes from another document
+def not_next_from_the_same_document():
+    from minibert.data import instances
+    draw = instances.random_other_document_start
+
+    def same_document(documents, document_index, rng, target_length):
+        return draw([documents[document_index]] * len(documents), document_index, rng, target_length)
+    instances.random_other_document_start = same_document  # what create_instances_from_document calls
+
+
+# lesson 10: the MLM loss reads the chosen positions only, through its weights
+def mlm_loss_over_every_position():
+    from minibert.model.losses import CrossEntropyOp
+    forward = CrossEntropyOp.forward
+
+    def every_position(self, logits, targets, weights, denominator):
+        return forward(self, logits, targets, np.ones(weights.shape), weights.size)  # the weights ignored
+    CrossEntropyOp.forward = every_position
+
+
 # lesson 11: BertAdam's early steps are oversized because it has no bias correction
 def bias_correction_in_bert_adam():
     from minibert.optim import AdamW, BertAdam
     BertAdam.update = AdamW.update  # Adam's corrected step, with BertAdam's decoupled decay
+
+
+# lesson 11: AdamW shrinks a weight directly, not through m/√v as an L2 term does
+def adamw_decay_through_the_gradient():
+    from minibert.optim import Adam, AdamW
+    AdamW.update = Adam.update  # weight decay as an L2 term in the gradient, divided by √v like it
+
+
+# lesson 11a: warmup is what lets post-LN train at a large learning rate
+def schedule_without_warmup():
+    from minibert.optim.schedule import linear_warmup_linear_decay
+
+    def decay_only(step, total_steps, warmup_steps, variant="google"):
+        if step >= total_steps:  # the ramp up forgotten: the decay line from the first step
+            return 0.0
+        if variant == "google":
+            return 1.0 - step / total_steps
+        return (total_steps - step) / (total_steps - warmup_steps)
+    replace_code(linear_warmup_linear_decay, decay_only)
+
+
+# lesson 12: an untrained model guesses about uniformly, so its first loss is ln V + ln 2
+def initializer_ignores_its_std():
+    from minibert.nn.layers import normal_init
+
+    def unit_normal(rng, shape, std):
+        return rng.standard_normal(shape).astype(np.float32)  # std never applied: N(0, 1), not N(0, 0.02²)
+    replace_code(normal_init, unit_normal)
+
+
+# lesson 12: the whole loop learns
+def clipping_by_floor_division():
+    from minibert.train import update
+    clip = update.clip_grad_norm
+
+    def floor_divided(parameters, max_norm=1.0):
+        parameters = list(parameters)
+        total_norm = clip(parameters, max_norm)
+        if total_norm > max_norm:
+            for param in parameters:
+                if param.grad is not None:
+                    param.grad *= max_norm // total_norm  # 0: every gradient above the threshold wiped
+        return total_norm
+    update.clip_grad_norm = floor_divided  # what every training step calls
+
+
+# lesson 13: the causal mask hides the words after a token
+def causal_mask_without_the_triangle():
+    from minibert.model.masks import build_attention_mask
+
+    def padding_only(attention_mask, attention="bidirectional"):
+        return np.asarray(attention_mask).astype(bool)[:, None, None, :]  # every real key, whatever `attention`
+    replace_code(build_attention_mask, padding_only)
+
+
+# lesson 14: the classifier reads the pooled [CLS], tanh(Dense(h_[CLS]))
+def pooler_reads_the_last_token():
+    from minibert.model.bert import Pooler
+
+    def forward(self, sequence_output):
+        return self.dense(sequence_output[:, -1]).tanh()  # the final [SEP] (or padding), not [CLS]
+    Pooler.forward = forward
+
+
+def classifier_skips_the_pooler():
+    from minibert.finetune import BertForSequenceClassification
+
+    def head_inputs(self, input_ids, token_type_ids=None, attention_mask=None):
+        return self.bert(input_ids, token_type_ids, attention_mask).sequence_output[:, 0]  # h_[CLS], no tanh(Dense)
+    BertForSequenceClassification.head_inputs = head_inputs
+
+
+# lesson 15: windows overlap by max_seq_length - doc_stride; a span's end is not before its start
+def windows_without_doc_stride():
+    from minibert.finetune.squad_features import window_spans
+
+    def end_to_end(num_tokens, max_tokens, doc_stride):
+        spans, start = [], 0
+        while start < num_tokens:
+            spans.append((start, min(num_tokens - start, max_tokens)))
+            start += max_tokens  # the stride ignored: each window starts where the last one ended
+        return spans
+    replace_code(window_spans, end_to_end)
+
+
+def spans_ending_before_they_start():
+    from minibert import finetune
+    from minibert.finetune import span_decoding
+    from minibert.finetune.span_decoding import Span, top_indexes
+
+    def either_order(start_logits, end_logits, passage_start, passage_end, max_context=None, n_best_size=20,
+                     max_answer_length=30):
+        spans = [Span(int(start), int(end), float(start_logits[start] + end_logits[end]))
+                 for start in top_indexes(start_logits, n_best_size) for end in top_indexes(end_logits, n_best_size)
+                 if passage_start <= min(start, end) and max(start, end) <= passage_end  # start <= end not asked
+                 and abs(end - start) < max_answer_length]
+        return sorted(spans, key=lambda span: -span.score)
+    finetune.best_spans = span_decoding.best_spans = either_order  # the lesson's import, and decode_answers'
 
 
 BREAKAGES = (
@@ -196,8 +314,30 @@ BREAKAGES = (
              'wordpiece.tokenize_word("playing") == ("play", "##ing")'),
     Breakage("08_masking", "every chosen token masked", every_chosen_token_masked,
              "abs(share - target) < 5 * sigma + 0.002"),
+    Breakage("09_nsp", "NotNext's B from A's own document", not_next_from_the_same_document,
+             "assert all(follows) and all(elsewhere)"),
+    Breakage("10_mlm_loss", "the MLM loss over every position", mlm_loss_over_every_position,
+             "bert_rows.sum() == len(masked.positions)"),
     Breakage("11_adam_schedule", "BertAdam given bias correction", bias_correction_in_bert_adam,
              "np.isclose(bert[0] / adam[0], 0.1 / np.sqrt(0.001), rtol=1e-4)"),
+    Breakage("11_adam_schedule", "AdamW's decay through the gradient", adamw_decay_through_the_gradient,
+             'np.isclose(decayed_to["AdamW"], 1 - 0.01 * 0.01)'),
+    Breakage("11a_training_dynamics", "the schedule without warmup", schedule_without_warmup,
+             "assert post_cold > FLOOR + 1.0 and post_warm < post_cold - 0.5"),
+    Breakage("12_pretrain", "the initialiser ignores its std", initializer_ignores_its_std,
+             "assert untrained_largest < 5 / model_config.vocab_size"),
+    Breakage("12_pretrain", "clipping by floor division", clipping_by_floor_division,
+             "losses[-1] < losses[0] - 2.0"),
+    Breakage("13_bidirectional_probe", "the causal mask without its triangle", causal_mask_without_the_triangle,
+             'assert change["causal"] < 1e-5 < change["bidirectional"]'),
+    Breakage("14_classifier", "the pooler reads the last token", pooler_reads_the_last_token,
+             "np.tanh(cls_vector @ pooler.weight.data.T + pooler.bias.data)"),
+    Breakage("14_classifier", "the classifier skips the pooler", classifier_skips_the_pooler,
+             "assert same and"),
+    Breakage("15_question_answering", "windows without doc_stride", windows_without_doc_stride,
+             "after.offsets[0][0] < before.offsets[-1][1]"),
+    Breakage("15_question_answering", "spans that end before they start", spans_ending_before_they_start,
+             "4 <= span.start <= span.end <= 11"),
 )
 
 
