@@ -289,6 +289,42 @@ def spans_ending_before_they_start():
     finetune.best_spans = span_decoding.best_spans = either_order  # the lesson's import, and decode_answers'
 
 
+# lessons 16-22
+
+# lesson 16: HuggingFace's names put every trained weight where it belongs, so the real model works as trained
+def attention_layer_norm_given_the_feed_forward_ones():
+    from minibert.io import pretrained
+    normalize = pretrained.normalize_hf_state
+
+    def matched_by_ending(tensors):
+        # A name mapper that looks for the ending "output.LayerNorm.weight" finds the feed-forward block's
+        # LayerNorm (layer.N.output.LayerNorm) for the attention block's (layer.N.attention.output.LayerNorm).
+        kept, skipped = normalize(tensors)
+        for name in kept:
+            if ".attention.output.LayerNorm." in name:
+                kept[name] = kept[name.replace(".attention.output.", ".output.")]
+        return kept, skipped
+    pretrained.normalize_hf_state = matched_by_ending
+
+
+# lesson 17: a word's tag sits on its first WordPiece, where its prediction is read (the paper's §5.3)
+def tag_on_the_last_piece():
+    from minibert.finetune.heads import IGNORE_INDEX
+    from minibert.finetune.tagging import TaggingTask
+    encode_words = TaggingTask.encode_words
+
+    def last_piece(self, words, tags=None):
+        feature = encode_words(self, words, tags)
+        firsts = [p for p in feature["word_positions"] if p >= 0]
+        last = dict(zip(firsts, [p - 1 for p in firsts[1:] + [len(feature["input_ids"]) - 1]], strict=True))
+        labels = feature["label_ids"]
+        for first, end in last.items():
+            labels[first], labels[end] = IGNORE_INDEX, labels[first]
+        feature["word_positions"] = [last.get(p, -1) for p in feature["word_positions"]]
+        return feature
+    TaggingTask.encode_words = last_piece
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -338,6 +374,11 @@ BREAKAGES = (
              "after.offsets[0][0] < before.offsets[-1][1]"),
     Breakage("15_question_answering", "spans that end before they start", spans_ending_before_they_start,
              "4 <= span.start <= span.end <= 11"),
+    # lessons 16-22
+    Breakage("16_real_checkpoint", "the attention LayerNorm loaded from the feed-forward one",
+             attention_layer_norm_given_the_feed_forward_ones, "np.abs(pairs[:2, 2:]).max() < 0.15"),
+    Breakage("17_token_tagging", "the tag on each word's last piece", tag_on_the_last_piece,
+             'assert labels == expected + ["-"]'),
 )
 
 
