@@ -325,6 +325,15 @@ def tag_on_the_last_piece():
     TaggingTask.encode_words = last_piece
 
 
+# lesson 18: GPT and BERT are one mask apart; without the causal one, GPT sees the token it must predict
+def causal_mask_left_out():
+    from minibert.model.masks import build_attention_mask
+
+    def padding_only(attention_mask, attention="bidirectional"):
+        return np.asarray(attention_mask).astype(bool)[:, None, None, :]  # (B, 1, 1, S), whatever `attention`
+    replace_code(build_attention_mask, padding_only)
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -379,6 +388,8 @@ BREAKAGES = (
              attention_layer_norm_given_the_feed_forward_ones, "np.abs(pairs[:2, 2:]).max() < 0.15"),
     Breakage("17_token_tagging", "the tag on each word's last piece", tag_on_the_last_piece,
              'assert labels == expected + ["-"]'),
+    Breakage("18_not_a_generator", "the causal mask left out", causal_mask_left_out,
+             'assert all(unchanged) if kind == "causal" else not any(unchanged)'),
 )
 
 
