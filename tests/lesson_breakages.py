@@ -334,6 +334,23 @@ def causal_mask_left_out():
     replace_code(build_attention_mask, padding_only)
 
 
+# lessons 19 and 20: an arm of the masking or mask-rate experiment differs from the others in its masking only;
+# the training batches rebuild the run's masking (to take the shards' whole-word setting), and leaving a field
+# out of that call gives every arm the default, BERT's
+def batches_masking_without(*left_out):
+    def apply():
+        from minibert.data import PretrainingBatches
+        from minibert.data.masking import MaskingConfig
+        init = PretrainingBatches.__init__
+
+        def rebuilt_without(self, *arguments, **keywords):
+            init(self, *arguments, **keywords)
+            kept = {name: value for name, value in vars(self.masking).items() if name not in left_out}
+            self.masking = MaskingConfig(**kept)
+        PretrainingBatches.__init__ = rebuilt_without
+    return apply
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -390,6 +407,9 @@ BREAKAGES = (
              'assert labels == expected + ["-"]'),
     Breakage("18_not_a_generator", "the causal mask left out", causal_mask_left_out,
              'assert all(unchanged) if kind == "causal" else not any(unchanged)'),
+    Breakage("19_masking_mix", "the batches' masking without the mix",
+             batches_masking_without("mask_token_prob", "random_token_prob"),
+             "np.allclose(shares, np.array(mix) / 100, atol=0.05)"),
 )
 
 

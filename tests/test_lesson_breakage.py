@@ -15,7 +15,7 @@ from test_lessons import HANG_SECONDS, LESSONS
 
 # Lessons with no breakage yet; the issue asks for one for every lesson. Emptying this is the remaining work.
 NOT_YET_BROKEN = {
-    "19_masking_mix", "20_mask_rate", "21_sentence_task", "22_ladder",
+    "20_mask_rate", "21_sentence_task", "22_ladder",
 }
 
 
