@@ -36,10 +36,11 @@
 # %%
 import course
 import lab
+import numpy as np
 
 from minibert.data.corpora.dependency_topics import build_dependency_topics
 from minibert.experiments.ladder import CachedVectors, probe_accuracy
-from minibert.experiments.ladder_arms import RUNGS, WAYS
+from minibert.experiments.ladder_arms import RUNGS, WAYS, parse_arm
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.ladder_table import cell_text, ladder_cells, with_protocol
 from minibert.experiments.ladder_tasks import draw_per_class, read_rows
@@ -111,6 +112,23 @@ if with_protocol(record):
 else:
     print("dev accuracy of the best epoch on dev (stored before the validation/test protocol of issue 52)")
 cells = ladder_cells(record)
+# The reading, checked by hand on the stored runs whatever their numbers: a cell is the mean of its seeds'
+# accuracies, their sample spread (n - 1 in the denominator), and the mean less random weights' at the same
+# task, way and size; no gain where a run of either arm learned nothing (a record made with the protocol).
+seeds_of = {}
+for run in record["runs"]:
+    rung, task, way, size = parse_arm(run["arm"])
+    seeds_of.setdefault((task, way, size, rung), []).append(run["metrics"])
+for key, seeds in seeds_of.items():
+    accuracies, base = [seed["accuracy"] for seed in seeds], seeds_of.get((*key[:3], "random"))
+    cell = cells[key]
+    assert np.isclose(cell.mean, np.mean(accuracies)), (key, cell)
+    assert cell.std is None if len(seeds) == 1 else np.isclose(cell.std, np.std(accuracies, ddof=1)), (key, cell)
+    all_learned = all(seed.get("learned", True) for seed in seeds + (base or []))
+    if key[3] == "random" or base is None or not all_learned:
+        assert cell.gain is None, (key, cell)
+    else:
+        assert np.isclose(cell.gain, np.mean(accuracies) - np.mean([seed["accuracy"] for seed in base])), (key, cell)
 means = {key: cell.mean for key, cell in cells.items()}
 gains = {key: cell.gain for key, cell in cells.items() if cell.gain is not None}  # none against "learned nothing"
 chance = {"package-topics": 100 / 3, "doc-pairs": 50.0, "dependency-topics": 100 / 3}

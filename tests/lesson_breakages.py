@@ -351,6 +351,34 @@ def batches_masking_without(*left_out):
     return apply
 
 
+# lesson 21: SOP's label 1 means A and B swapped; a swap that sets the label and leaves the pair in order
+# makes the label noise
+def sop_label_without_the_swap():
+    from minibert.data import instances
+    order_pair = instances.sentence_order_pair
+
+    def left_in_order(chunk, a_end, rng):
+        pair = order_pair(chunk, a_end, rng)
+        if pair is None or pair[2] == instances.IS_NEXT:
+            return pair
+        side_b, side_a, label = pair
+        return side_a, side_b, label
+    instances.sentence_order_pair = left_in_order
+
+
+# lesson 22: the ladder's table reads its stored runs; the spread over the seeds is the sample standard
+# deviation, and dividing by n (numpy.std's default) instead of n - 1 understates it
+def spread_over_n():
+    from minibert.experiments import ladder_table
+    from minibert.experiments.summary import Summary, summarize
+
+    def over_n(values):
+        found = summarize(values)
+        return found if found.std is None else Summary(
+            found.mean, found.std * ((found.n - 1) / found.n) ** 0.5, found.low, found.high, found.n)
+    ladder_table.summarize = over_n  # the table's reading only
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -410,6 +438,12 @@ BREAKAGES = (
     Breakage("19_masking_mix", "the batches' masking without the mix",
              batches_masking_without("mask_token_prob", "random_token_prob"),
              "np.allclose(shares, np.array(mix) / 100, atol=0.05)"),
+    Breakage("20_mask_rate", "the batches' masking without the rate", batches_masking_without("masked_lm_prob"),
+             "abs(chosen / maskable - rate) < 0.04"),
+    Breakage("21_sentence_task", "SOP's label 1 without the swap", sop_label_without_the_swap,
+             "{where for label, where in pairs if label == 1} == {meaning}"),
+    Breakage("22_ladder", "the spread over n, not n - 1", spread_over_n,
+             "np.isclose(cell.std, np.std(accuracies, ddof=1))"),
 )
 
 
