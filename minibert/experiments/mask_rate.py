@@ -24,6 +24,7 @@ def settings(mode):
 
 
 def arm_config(arm, seed, settings):
+    """The PretrainingConfig of one run of `arm`: its masking rate is the only change."""
     return run_config(settings, seed, masked_lm_prob=RATES[arm])
 
 

@@ -34,6 +34,7 @@ def settings(mode):
 
 
 def arm_config(arm, seed, settings):
+    """The PretrainingConfig of one run of `arm`: its mix of [MASK], unchanged and random is the only change."""
     mask, _, random = MIXES[arm]
     return run_config(settings, seed, mask_token_prob=mask / 100, random_token_prob=random / 100)
 

@@ -34,6 +34,7 @@ def settings(mode):
 
 
 def arm_config(arm, seed, settings):
+    """The PretrainingConfig of one run of `arm`: its sentence loss is the only change."""
     return run_config(settings, seed, **CHANGES[arm])
 
 
