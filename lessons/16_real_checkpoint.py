@@ -171,26 +171,28 @@ for name, size in sizes.items():
 # A sentence embedding is the mean of the last layer's token vectors (the pooling that 1_Pooling/config.json
 # names), scaled to length 1 (the Normalize module): `SentenceEncoder`, or from the shell
 # `python -m minibert embed --model DIR "text" ...`. Two texts are as similar as the cosine of their
-# vectors. **Edit SENTENCES** and run again: paraphrases score high even with no word in common,
-# and texts that share words but not meaning score low.
+# vectors. **Edit SENTENCES** and run again: paraphrases score high even with no word in common, texts
+# that share a word but not the meaning score lower, and texts on unrelated subjects score near 0. The first
+# and the last are asserted for the package's model on the two pairs below, one about music, one about
+# shares, with no word in common inside a pair (editing SENTENCES leaves the check alone).
 
 # %%
-SENTENCES = [
-    "A man is playing a guitar.",
-    "Someone plays an instrument.",
-    "The stock market fell sharply today.",
-    "Share prices dropped this morning.",
-    "A man is playing a piano.",
-    "The guitar is in the shop window.",
-]
+MUSIC = ["A man is playing a guitar.", "Someone plays an instrument."]
+SHARES = ["The stock market fell sharply today.", "Share prices dropped this morning."]
+SENTENCES = [*MUSIC, *SHARES, "A man is playing a piano.", "The guitar is in the shop window."]
 if layout is not None:
-    vectors = SentenceEncoder(model, tokenizer, layout).encode(SENTENCES)
+    encoder = SentenceEncoder(model, tokenizer, layout)
+    vectors = encoder.encode(SENTENCES)
     similarity = cosine_similarity(vectors)
     print(f"embeddings: {vectors.shape}; cosine similarity:")
     print(similarity_table(SENTENCES, similarity))
     off_diagonal = np.where(np.eye(len(SENTENCES), dtype=bool), -np.inf, similarity)
     for row, text in enumerate(SENTENCES):
         print(f"  closest to {pad_right(repr(text), 40)} {SENTENCES[int(np.argmax(off_diagonal[row]))]!r}")
+    if REAL and not folders:
+        pairs = cosine_similarity(encoder.encode([*MUSIC, *SHARES]))
+        assert np.abs(pairs[:2, 2:]).max() < 0.15, pairs  # music against shares: unrelated, near 0
+        assert pairs[0, 1] > 0.5 and pairs[2, 3] > 0.5, pairs  # a paraphrase, with no word in common: high
 else:
     texts = (["The capital of France is [MASK].", "The man went to the [MASK] to buy a gallon of milk."]
              if REAL else ["小东和小雪是好[MASK]友。", "On Monday, Ethan and Chloe [MASK] to the lake."])

@@ -80,6 +80,16 @@ pieces = tokenizer.convert_ids_to_tokens(feature["input_ids"])
 labels = [task.labels[i] if i != IGNORE_INDEX else "-" for i in feature["label_ids"]]
 show(pieces, labels)
 print(f"  words start at positions {feature['word_positions']}; '-' = IGNORE_INDEX ({IGNORE_INDEX}), no loss")
+# The rule, with each word's pieces from the tokenizer alone: its first piece carries its tag and is where its
+# prediction is read, every other position (its other pieces, [CLS], [SEP]) has none; and some word here is
+# cut, so "first" is put to the test.
+assert any(len(tokenizer.tokenize(word)) > 1 for word in words), "no word here is cut into pieces"
+expected, first_pieces = ["-"], []
+for word, word_tag in zip(words, tags, strict=True):
+    first_pieces.append(len(expected))
+    expected += [word_tag] + ["-"] * (len(tokenizer.tokenize(word)) - 1)
+assert labels == expected + ["-"], (labels, expected)
+assert feature["word_positions"] == first_pieces, (feature["word_positions"], first_pieces)
 
 # %% [markdown]
 # HuggingFace's token-classification example does the same by default (`label_all_tokens=False`); the

@@ -36,6 +36,26 @@ encoded = tokenizer.batch_encode(sentences)  # every sentence once, as [CLS] sen
 print(f"{len(sentences):,} training sentences, e.g. {sentences[4]!r}")
 
 # %% [markdown]
+# ## One mask apart
+#
+# Before any training: change the last word of a sentence, and a causal model's outputs at every earlier
+# position stay the same, since no position sees to its right; a bidirectional model's all change. This is
+# what lets GPT train on every next token at once: position i cannot peek at token i + 1, its answer.
+
+# %%
+original = np.array([tokenizer.encode(sentences[4])["input_ids"]])  # (1, S): [CLS] ... last word . [SEP]
+changed = original.copy()
+changed[0, -3] = tokenizer.mask_token_id  # the last word
+for kind in ("causal", "bidirectional"):
+    untrained = build_model(run_preset("tiny", use_nsp=False, attention=kind), tokenizer.vocab_size).eval()
+    with no_grad():
+        before, after = (untrained(ids).mlm_logits.data[0, :-3] for ids in (original, changed))  # (S - 3, V)
+    unchanged = [bool(np.allclose(b, a, rtol=0, atol=1e-6)) for b, a in zip(before, after, strict=True)]
+    print(f"{kind:>13}: {sum(unchanged)} of the {len(unchanged)} positions before the last word keep their "
+          "outputs when it changes")
+    assert all(unchanged) if kind == "causal" else not any(unchanged), unchanged
+
+# %% [markdown]
 # ## Two tiny models, one corpus, one budget
 #
 # Each step takes 32 sentences. BERT's step is the pretraining loop's own (`train_step`, masked LM only,

@@ -18,6 +18,32 @@
 # %%
 import course
 import lab
+import numpy as np
+
+from minibert.experiments.masking import ARMS, MIXES
+from minibert.tokenizer import BertTokenizer
+
+# %% [markdown]
+# ## What each arm trains on
+#
+# Before any training: the first batches that each arm's first run trains on, read as the run reads them
+# (`lab.training_batches`). 15% of the tokens are chosen in every arm; how a chosen token is shown follows the
+# arm's shares. (A random token that happens to be the token itself counts as "itself": that is what the
+# model sees.)
+
+# %%
+mask_id = BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt").mask_token_id
+for arm, mix in MIXES.items():
+    kinds = np.zeros(3)  # shown as [MASK], as itself, as another token
+    for batch in lab.training_batches("masking", arm, 4):
+        chosen = batch["masked_lm_weights"] > 0  # (B, P): the list of positions is padded with weight 0
+        shown = np.take_along_axis(batch["input_ids"], batch["masked_lm_positions"], axis=1)[chosen]
+        label = batch["masked_lm_ids"][chosen]
+        kinds += [np.sum(shown == mask_id), np.sum(shown == label), np.sum((shown != mask_id) & (shown != label))]
+    shares = kinds / kinds.sum()
+    print(f"  {ARMS[arm]:<16} {int(kinds.sum())} chosen tokens shown as [MASK] {shares[0]:6.1%}, as themselves "
+          f"{shares[1]:6.1%}, as another token {shares[2]:6.1%}")
+    assert np.allclose(shares, np.array(mix) / 100, atol=0.05), (arm, shares)  # about 4 sigma at 20%
 
 # %% [markdown]
 # ## The experiment, run here

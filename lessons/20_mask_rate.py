@@ -15,6 +15,29 @@
 # %%
 import course
 import lab
+import numpy as np
+
+from minibert.experiments.mask_rate import ARMS, RATES
+from minibert.tokenizer import BertTokenizer
+
+# %% [markdown]
+# ## What each arm trains on
+#
+# Before any training: the first batches that each arm's first run trains on, read as the run reads them
+# (`lab.training_batches`), and the share of their tokens chosen for prediction, [CLS] and [SEP] left out as
+# the masking leaves them out. Each sequence rounds its count to a whole token (at least one), so the share
+# sits a little off the rate, not far.
+
+# %%
+tokenizer = BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt")
+for arm, rate in RATES.items():
+    chosen = maskable = 0
+    for batch in lab.training_batches("mask-rate", arm, 4):
+        chosen += np.sum(batch["masked_lm_weights"] > 0)  # the list of positions is padded with weight 0
+        maskable += np.sum((batch["input_mask"] == 1)
+                           & ~np.isin(batch["input_ids"], [tokenizer.cls_token_id, tokenizer.sep_token_id]))
+    print(f"  {ARMS[arm]:<11} {chosen:>5,} of {maskable:,} tokens chosen: {chosen / maskable:6.1%}")
+    assert abs(chosen / maskable - rate) < 0.04, (arm, chosen / maskable)
 
 # %% [markdown]
 # ## The experiment, run here

@@ -14,7 +14,44 @@
 # two neighbouring sentences in order or swapped? SOP's question). Chance is 50% on both.
 
 # %%
+import course
 import lab
+import numpy as np
+
+from minibert.data import SpecialTokens
+from minibert.data.instances import InstanceConfig, Sentence, iter_instances
+from minibert.tokenizer import BertTokenizer
+
+# %% [markdown]
+# ## What the two sentence losses are asked
+#
+# Before any training, the pairs each loss learns from, cut by the library (`minibert/data/instances.py`)
+# from 30 made-up documents whose token numbers say where they stand: token 1000 d + k is the k-th token of
+# document d. So a pair shows at a glance whether B comes from A's document, and whether before or after A.
+# NSP's NotNext B comes from another document (the topic changes: ALBERT's point), its IsNext B follows A;
+# SOP's B is always A's neighbour, and "swapped" means B stands before A.
+
+# %%
+special = SpecialTokens.from_tokenizer(BertTokenizer(course.ROOT / "data" / "synthetic" / "vocab.txt"))
+numbered = [[Sentence(np.arange(1000 * d + 3 * k, 1000 * d + 3 * k + 3, dtype=np.int32), np.ones(3, bool))
+             for k in range(8)] for d in range(1, 31)]  # 30 documents of 8 three-token sentences
+MEANING_OF_1 = {"nsp": "B from another document", "sop": "B before A, same document"}
+for task, meaning in MEANING_OF_1.items():
+    pairs = []  # (label, where B stands)
+    for instance in iter_instances(numbered, range(30), np.random.default_rng(0), special,
+                                   InstanceConfig(max_seq_length=16, short_seq_prob=0, sentence_task=task)):
+        ids, segments = instance.input_ids[1:-1], instance.segment_ids[1:-1]  # without [CLS] and the last [SEP]
+        a, b = ids[segments == 0][:-1], ids[segments == 1]  # A without its [SEP]
+        where = ("B from another document" if a[0] // 1000 != b[0] // 1000 else
+                 "B after A, same document" if a.max() < b.min() else "B before A, same document")
+        pairs.append((instance.next_sentence_label, where))
+    for label in (0, 1):
+        kinds = sorted({where for pair_label, where in pairs if pair_label == label})
+        print(f"{task} label {label}: {sum(pair[0] == label for pair in pairs)} pairs, {' / '.join(kinds)}")
+    # label 0: B right after A, in both; label 1: another document for NSP, B before A for SOP; both common
+    assert {where for label, where in pairs if label == 0} == {"B after A, same document"}, (task, pairs)
+    assert {where for label, where in pairs if label == 1} == {meaning}, (task, pairs)
+    assert min(sum(label == 0 for label, _ in pairs), sum(label == 1 for label, _ in pairs)) > 15, (task, pairs)
 
 # %% [markdown]
 # ## The experiment, run here
@@ -24,7 +61,10 @@ import lab
 # NSP or SOP head learned during pretraining (the `none` arm has no such head: "-").
 
 # %%
-lab.run_here("nsp", "21")
+quick = lab.run_here("nsp", "21")
+if not course.FULL:  # what the text below says: after 80 steps every arm is at chance on every measure
+    for arm, metrics in quick.items():
+        assert all(abs(summary.mean - 50) < 3 for summary in metrics.values()), (arm, metrics)
 
 # %% [markdown]
 # What this table showed when measured (docs/experiments.md, "Quick mode"; the runs are seeded): nothing

@@ -1,5 +1,6 @@
-"""What the ablation lessons (19 masking, 20 mask-rate, 21 nsp) share: run one experiment of the lab here,
-and read back its stored full and `mini` runs (lesson 13 reads back `direction`'s).
+"""What the ablation lessons (19 masking, 20 mask-rate, 21 nsp) share: look at the batches an arm trains on,
+run one experiment of the lab here, and read back its stored full and `mini` runs (lesson 13 reads back
+`direction`'s).
 
 `run_here` runs every arm with 3 seeds in quick mode (70-80 steps of the `tiny` model per run), or in full
 mode with `--full` (800 steps per run; each stored full record says how long its runs took, and on which
@@ -12,11 +13,14 @@ prints a run that docs/experiments.md reports: the full mode's from docs/figures
 
 import json
 import os
+from itertools import islice
 
 import course
 
 from minibert.experiments import load_experiment
+from minibert.experiments.pretraining import open_data
 from minibert.experiments.runner import run_experiment
+from minibert.experiments.setup import data_dir
 from minibert.experiments.summary import summarize_runs
 from minibert.experiments.table import format_table
 
@@ -35,6 +39,16 @@ def run_here(name, lesson):
     summary = summarize_runs(records, arms, metrics)
     print(format_table(summary, metrics, arms))
     return summary
+
+
+def training_batches(name, arm, count):
+    """The first `count` batches that the first run of `arm` in experiment `name` trains on (quick mode, or full
+    with --full), from the same data, masked and paired as that run's are: the arm's difference is in them."""
+    os.chdir(course.ROOT)
+    experiment = load_experiment(name)
+    settings = experiment.settings("full" if course.FULL else "quick")
+    _, train, _ = open_data(experiment.config(arm, 0, settings), data_dir(settings))
+    return list(islice(train.epoch(0), count))
 
 
 def stored_record(name, mode):

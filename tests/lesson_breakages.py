@@ -289,6 +289,96 @@ def spans_ending_before_they_start():
     finetune.best_spans = span_decoding.best_spans = either_order  # the lesson's import, and decode_answers'
 
 
+# lessons 16-22
+
+# lesson 16: HuggingFace's names put every trained weight where it belongs, so the real model works as trained
+def attention_layer_norm_given_the_feed_forward_ones():
+    from minibert.io import pretrained
+    normalize = pretrained.normalize_hf_state
+
+    def matched_by_ending(tensors):
+        # A name mapper that looks for the ending "output.LayerNorm.weight" finds the feed-forward block's
+        # LayerNorm (layer.N.output.LayerNorm) for the attention block's (layer.N.attention.output.LayerNorm).
+        kept, skipped = normalize(tensors)
+        for name in kept:
+            if ".attention.output.LayerNorm." in name:
+                kept[name] = kept[name.replace(".attention.output.", ".output.")]
+        return kept, skipped
+    pretrained.normalize_hf_state = matched_by_ending
+
+
+# lesson 17: a word's tag sits on its first WordPiece, where its prediction is read (the paper's §5.3)
+def tag_on_the_last_piece():
+    from minibert.finetune.heads import IGNORE_INDEX
+    from minibert.finetune.tagging import TaggingTask
+    encode_words = TaggingTask.encode_words
+
+    def last_piece(self, words, tags=None):
+        feature = encode_words(self, words, tags)
+        firsts = [p for p in feature["word_positions"] if p >= 0]
+        last = dict(zip(firsts, [p - 1 for p in firsts[1:] + [len(feature["input_ids"]) - 1]], strict=True))
+        labels = feature["label_ids"]
+        for first, end in last.items():
+            labels[first], labels[end] = IGNORE_INDEX, labels[first]
+        feature["word_positions"] = [last.get(p, -1) for p in feature["word_positions"]]
+        return feature
+    TaggingTask.encode_words = last_piece
+
+
+# lesson 18: GPT and BERT are one mask apart; without the causal one, GPT sees the token it must predict
+def causal_mask_left_out():
+    from minibert.model.masks import build_attention_mask
+
+    def padding_only(attention_mask, attention="bidirectional"):
+        return np.asarray(attention_mask).astype(bool)[:, None, None, :]  # (B, 1, 1, S), whatever `attention`
+    replace_code(build_attention_mask, padding_only)
+
+
+# lessons 19 and 20: an arm of the masking or mask-rate experiment differs from the others in its masking only;
+# the training batches rebuild the run's masking (to take the shards' whole-word setting), and leaving a field
+# out of that call gives every arm the default, BERT's
+def batches_masking_without(*left_out):
+    def apply():
+        from minibert.data import PretrainingBatches
+        from minibert.data.masking import MaskingConfig
+        init = PretrainingBatches.__init__
+
+        def rebuilt_without(self, *arguments, **keywords):
+            init(self, *arguments, **keywords)
+            kept = {name: value for name, value in vars(self.masking).items() if name not in left_out}
+            self.masking = MaskingConfig(**kept)
+        PretrainingBatches.__init__ = rebuilt_without
+    return apply
+
+
+# lesson 21: SOP's label 1 means A and B swapped; a swap that sets the label and leaves the pair in order
+# makes the label noise
+def sop_label_without_the_swap():
+    from minibert.data import instances
+    order_pair = instances.sentence_order_pair
+
+    def left_in_order(chunk, a_end, rng):
+        pair = order_pair(chunk, a_end, rng)
+        if pair is None or pair[2] == instances.IS_NEXT:
+            return pair
+        side_b, side_a, label = pair
+        return side_a, side_b, label
+    instances.sentence_order_pair = left_in_order
+
+
+# lesson 22: the ladder's table reads its stored runs; the spread over the seeds is the sample standard
+# deviation, and dividing by n (numpy.std's default) instead of n - 1 understates it
+def spread_over_n():
+    from minibert.experiments import ladder_table
+    from minibert.experiments.summary import Summary, summarize
+
+    def over_n(values):
+        found = summarize(values)
+        return found if found.std is None else Summary(
+            found.mean, found.std * ((found.n - 1) / found.n) ** 0.5, found.low, found.high, found.n)
+    ladder_table.summarize = over_n  # the table's reading only
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -338,6 +428,22 @@ BREAKAGES = (
              "after.offsets[0][0] < before.offsets[-1][1]"),
     Breakage("15_question_answering", "spans that end before they start", spans_ending_before_they_start,
              "4 <= span.start <= span.end <= 11"),
+    # lessons 16-22
+    Breakage("16_real_checkpoint", "the attention LayerNorm loaded from the feed-forward one",
+             attention_layer_norm_given_the_feed_forward_ones, "np.abs(pairs[:2, 2:]).max() < 0.15"),
+    Breakage("17_token_tagging", "the tag on each word's last piece", tag_on_the_last_piece,
+             'assert labels == expected + ["-"]'),
+    Breakage("18_not_a_generator", "the causal mask left out", causal_mask_left_out,
+             'assert all(unchanged) if kind == "causal" else not any(unchanged)'),
+    Breakage("19_masking_mix", "the batches' masking without the mix",
+             batches_masking_without("mask_token_prob", "random_token_prob"),
+             "np.allclose(shares, np.array(mix) / 100, atol=0.05)"),
+    Breakage("20_mask_rate", "the batches' masking without the rate", batches_masking_without("masked_lm_prob"),
+             "abs(chosen / maskable - rate) < 0.04"),
+    Breakage("21_sentence_task", "SOP's label 1 without the swap", sop_label_without_the_swap,
+             "{where for label, where in pairs if label == 1} == {meaning}"),
+    Breakage("22_ladder", "the spread over n, not n - 1", spread_over_n,
+             "np.isclose(cell.std, np.std(accuracies, ddof=1))"),
 )
 
 

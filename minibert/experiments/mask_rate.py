@@ -23,8 +23,13 @@ def settings(mode):
     return base_settings(mode, METRICS)
 
 
+def arm_config(arm, seed, settings):
+    """The PretrainingConfig of one run of `arm`: its masking rate is the only change."""
+    return run_config(settings, seed, masked_lm_prob=RATES[arm])
+
+
 def run(arm, seed, settings, shared):
-    pretrained = pretrain_in_memory(run_config(settings, seed, masked_lm_prob=RATES[arm]), data_dir(settings))
+    pretrained = pretrain_in_memory(arm_config(arm, seed, settings), data_dir(settings))
     scores = {"mlm": held_out_mlm_accuracy(pretrained, eval_batches(settings))}
     if "finetune" in measures(settings, METRICS):
         sentiment = load_task("sentiment", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
@@ -34,6 +39,6 @@ def run(arm, seed, settings, shared):
 
 EXPERIMENT = Experiment(
     name="mask-rate",
-    metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run,
+    metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run, config=arm_config,
     note=("held-out MLM accuracy is read at 15% for every arm, so a high rate is not judged on an "
           "easier or harder test than a low one."))

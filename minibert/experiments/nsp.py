@@ -33,8 +33,13 @@ def settings(mode):
     return base_settings(mode, METRICS, order_train_size=train, order_dev_size=dev, real_text=mode in LONG_MODES)
 
 
+def arm_config(arm, seed, settings):
+    """The PretrainingConfig of one run of `arm`: its sentence loss is the only change."""
+    return run_config(settings, seed, **CHANGES[arm])
+
+
 def run(arm, seed, settings, shared):
-    pretrained = pretrain_in_memory(run_config(settings, seed, **CHANGES[arm]), data_dir(settings))
+    pretrained = pretrain_in_memory(arm_config(arm, seed, settings), data_dir(settings))
     story = load_task("story-pairs", pretrained.tokenizer, settings["train_size"], settings["dev_size"])
     order = load_task(ORDER_TASK, pretrained.tokenizer, settings["order_train_size"], settings["order_dev_size"])
     scores = {"story": fine_tune_score(pretrained.model, story, seed, settings["epochs"]),
@@ -43,7 +48,7 @@ def run(arm, seed, settings, shared):
         scores["own"] = held_out_sentence_accuracy(pretrained, eval_batches(settings))
     if settings["real_text"]:  # the same arm pretrained on real text, for the real-text task
         real_settings = {**settings, "pretrain": {**settings["pretrain"], "corpus": "pydocs", "vocab_size": 8192}}
-        on_pydocs = pretrain_in_memory(run_config(real_settings, seed, **CHANGES[arm]), data_dir(real_settings))
+        on_pydocs = pretrain_in_memory(arm_config(arm, seed, real_settings), data_dir(real_settings))
         doc = load_task("doc-pairs", on_pydocs.tokenizer)
         scores["doc"] = fine_tune_score(on_pydocs.model, doc, seed, settings["epochs"])
     return scores
@@ -51,7 +56,7 @@ def run(arm, seed, settings, shared):
 
 EXPERIMENT = Experiment(
     name="nsp",
-    metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run,
+    metrics=by_mode(METRICS), arms=lambda mode: ARMS, settings=settings, run=run, config=arm_config,
     unmeasured=lambda mode: {arm: {"own"} for arm, change in CHANGES.items() if not change["use_nsp"]},
     note=("NSP practises story-pairs' question (with B right after A), SOP sentence-order's; the question is "
           "what transfers after fine-tuning, and whether it is outside the noise."))

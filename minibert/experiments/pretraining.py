@@ -32,15 +32,19 @@ class Pretrained:
     steps: int
 
 
-def open_run(config, data_dir):
-    """(tokenizer, training batches, held-out batches, a fresh model) for `config` on the data in
-    `data_dir` (built there first if missing)."""
+def open_data(config, data_dir):
+    """(tokenizer, training batches, held-out batches) for `config` on the data in `data_dir` (built there
+    first if missing): the batches masked and paired as `config` says."""
     with warnings.catch_warnings():
         # The built-in corpora's long sentences are cut to fit; the data is ours, the warning is not news.
         warnings.simplefilter("ignore", DataWarning)
         shard_dir, vocab_path, _ = pretraining_setup.prepare_data(config, data_dir, log=lambda _: None)
-    tokenizer = BertTokenizer(vocab_path)
-    train_batches, eval_batches = pretraining_setup.open_batches(shard_dir, config)
+    return BertTokenizer(vocab_path), *pretraining_setup.open_batches(shard_dir, config)
+
+
+def open_run(config, data_dir):
+    """`open_data`'s (tokenizer, training batches, held-out batches), and a fresh model for `config`."""
+    tokenizer, train_batches, eval_batches = open_data(config, data_dir)
     model = pretraining_setup.build_model(config, tokenizer.vocab_size)
     if not config.plain:
         accelerate(model, prune_last_layer=True)  # as the pretrain command trains (minibert/fast)

@@ -56,6 +56,9 @@ class Experiment:
     # (settings, out_dir) -> None, raising ConfigError: what must exist before any run (the ladder's models)
     check: object = None
     provenance: object = None  # out_dir -> dict for results.json: where the runs' inputs come from
+    # (arm, seed, settings) -> the PretrainingConfig that run pretrains with, for an experiment whose arms differ
+    # in pretraining only (masking, mask-rate, nsp): lets a lesson look at the batches an arm trains on
+    config: object = None
 
     def measured(self, mode, arm):
         """The metrics every finished run of `arm` holds: the mode's, less those the arm cannot measure."""
