@@ -16,6 +16,7 @@ _WHERE = {
     "fast": "minibert.fast", "functional": "minibert.functional", "optim": "minibert.optim",
     "Tensor": "minibert.autograd", "concat": "minibert.autograd", "no_grad": "minibert.autograd",
     "stack": "minibert.autograd", "gradcheck": "minibert.gradient_check",
+    "gradcheck_module": "minibert.gradient_check",
     "get_backend": "minibert.kernels.dispatch", "set_backend": "minibert.kernels.dispatch",
     "use_backend": "minibert.kernels.dispatch", "PRESETS": "minibert.model",
     "BertConfig": "minibert.model", "BertForPreTraining": "minibert.model", "BertModel": "minibert.model",
@@ -37,6 +38,6 @@ def __getattr__(name):
 __all__ = [
     "PRESETS", "BertConfig", "BertForPreTraining", "BertModel", "BertTokenizer", "SentenceEncoder", "Tensor",
     "build_attention_mask", "causal_lm_loss", "concat", "fast", "functional", "get_backend", "gradcheck",
-    "mask_matrix", "no_grad", "optim", "pretraining_loss", "set_backend", "stack",
+    "gradcheck_module", "mask_matrix", "no_grad", "optim", "pretraining_loss", "set_backend", "stack",
     "train_wordpiece", "use_backend",
 ]

@@ -84,6 +84,14 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, names=None, max_entri
     return True
 
 
+def gradcheck_module(module, fn, *inputs, names=(), **options):
+    """gradcheck of `fn(*inputs)` against the inputs and every parameter of `module`, each reported by its
+    name (`names` for the inputs, the module's own for its parameters); `options` as gradcheck's."""
+    parameter_names, parameters = zip(*module.named_parameters(), strict=True)
+    return gradcheck(lambda *values: fn(*values[:len(inputs)]), *inputs, *parameters,
+                     names=(*names, *parameter_names), **options)
+
+
 def _compare(name, shape, analytic, numeric, entries, atol, rtol):
     error = np.abs(analytic - numeric)
     allowed = atol + rtol * np.abs(numeric)

@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from minibert import Tensor, gradcheck
+from minibert import Tensor, gradcheck_module
 from minibert.nn.transformer import SublayerOutput
 
 
@@ -81,7 +81,5 @@ def test_gradcheck_every_parameter_and_both_inputs():
     rng = np.random.default_rng(4)
     h = Tensor(rng.standard_normal((2, 3, 6)), requires_grad=True)
     residual = Tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
-    names, params = zip(*sublayer.named_parameters(), strict=True)
-    projection = rng.standard_normal((2, 3, 4))
-    assert gradcheck(lambda h, residual, *_: sublayer(h, residual=residual) * projection, h, residual, *params,
-                     names=("h", "residual", *names))
+    assert gradcheck_module(sublayer, lambda h, residual: sublayer(h, residual=residual), h, residual,
+                            names=("h", "residual"))
