@@ -15,7 +15,7 @@ from helpers import assert_matches
 
 from minibert.fast.kernels import add_norm, attention_weights, bias_gelu
 from minibert.fast.kernels import seeded_dropout as dropout
-from minibert.fast.threads import PARALLEL_MIN_ELEMENTS
+from minibert.fast.threads import PARALLEL_MIN_ELEMENTS, on_one_thread
 from minibert.kernels import cross_entropy, gelu, layernorm, softmax
 
 DTYPE = np.float32
@@ -38,16 +38,6 @@ def arrays(count, shape=(ROWS, COLS), seed=0, scale=1.0):
     rng = np.random.default_rng(seed)
     assert int(np.prod(shape)) >= PARALLEL_MIN_ELEMENTS
     return [(rng.standard_normal(shape) * scale).astype(DTYPE) for _ in range(count)]
-
-
-def on_one_thread(kernel, *args):
-    """kernel(*args) with Numba on one thread (prange loops then run in order), the count put back after."""
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return kernel(*args)
-    finally:
-        numba.set_num_threads(threads)
 
 
 def check_threaded(module, kernel, args, scale=None):

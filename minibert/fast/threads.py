@@ -17,9 +17,13 @@ _parts = 1  # how many threads share one large matmul (1: BLAS's own threads do)
 
 def launch(kernel, size, *args):
     """kernel(*args) on every Numba thread when it works on `size` >= PARALLEL_MIN_ELEMENTS numbers, else on
-    one thread (prange loops then run in order, like range)."""
-    if size >= PARALLEL_MIN_ELEMENTS:
-        return kernel(*args)
+    one thread."""
+    return kernel(*args) if size >= PARALLEL_MIN_ELEMENTS else on_one_thread(kernel, *args)
+
+
+def on_one_thread(kernel, *args):
+    """kernel(*args) with Numba on one thread (prange loops then run in order, like range), the count put
+    back after."""
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
