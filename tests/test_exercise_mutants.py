@@ -106,10 +106,13 @@ def run_checks(path):
     """Run the check files at `path` in this process on the NumPy backend, as a workspace does; the failures.
 
     `-n 0`: in this process, where the mutant is installed, not in the worker processes the project's
-    addopts would start."""
+    addopts would start. `no:unraisableexception`: that plugin ends each session with a full garbage collection
+    of this process (the whole outer test session's objects, about half a second a mutant) only to turn what
+    it finds into warnings, which fail no check."""
     failures = Failures()
     with use_backend("numpy"):
-        status = pytest.main([str(path), "-q", "--tb=no", "-p", "no:cacheprovider", "-n", "0"], plugins=[failures])
+        status = pytest.main([str(path), "-q", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+                              "-n", "0"], plugins=[failures])
     assert status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), f"the checks did not run: {status}"
     return failures.by_test
 
