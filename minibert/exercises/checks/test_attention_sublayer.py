@@ -60,7 +60,7 @@ def test_matches_the_sublayer_written_in_numpy():
 
 
 def test_other_tokens_ask():
-    """With `asking` (other tokens than x, as many), they make the queries and are the residual: each output
+    """With `asking` (other tokens than x, as many), they make q and are the residual: each output
     is LayerNorm(asking + Dense(context))."""
     layer = sublayer(seed=3)
     rng = np.random.default_rng(4)
