@@ -21,6 +21,7 @@ from minibert.autograd import no_grad
 from minibert.data import MaskingConfig, SpecialTokens
 from minibert.data.corpora.synthetic import corpus_documents, sentence_key
 from minibert.data.features import mask_rows
+from minibert.fast import process_plan
 from minibert.model import causal_lm_loss
 from minibert.optim import bert_optimizer
 from minibert.tokenizer import BertTokenizer
@@ -83,16 +84,19 @@ def train(kind):
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = build_scheduler(optimizer, config, STEPS)
     rng, losses = np.random.default_rng(0), []
-    for _ in range(STEPS):
-        rows = batch_rows(rng)
-        if kind == "bidirectional":
-            batch = mask_rows(rows, rng, special, MaskingConfig())
-            losses.append(train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss)
-        else:
-            logits = model(rows["input_ids"], rows["segment_ids"], rows["input_mask"]).mlm_logits  # (B, S, V)
-            loss = causal_lm_loss(logits, rows["input_ids"], rows["input_mask"])
-            losses.append(checked_update(loss, model, model.parameters(), optimizer, scheduler,
-                                         config.max_grad_norm)[0])
+    # The training commands' use of the cores (minibert/fast/process.py): without it Numba's idle threads spin
+    # after each small kernel and take the cores from BLAS. The same numbers, several times sooner.
+    with process_plan():
+        for _ in range(STEPS):
+            rows = batch_rows(rng)
+            if kind == "bidirectional":
+                batch = mask_rows(rows, rng, special, MaskingConfig())
+                losses.append(train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss)
+            else:
+                logits = model(rows["input_ids"], rows["segment_ids"], rows["input_mask"]).mlm_logits  # (B, S, V)
+                loss = causal_lm_loss(logits, rows["input_ids"], rows["input_mask"])
+                losses.append(checked_update(loss, model, model.parameters(), optimizer, scheduler,
+                                             config.max_grad_norm)[0])
     print(f"{kind:>13}: loss {losses[0]:.2f} -> {np.mean(losses[-50:]):.2f}  {sparkline(losses, width=50)}")
     return model.eval()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from minibert.autograd import no_grad
+from minibert.fast import process_plan
 from minibert.optim import bert_optimizer
 from minibert.train.pretraining_config import run_preset
 from minibert.train.pretraining_setup import build_model, build_scheduler
@@ -77,8 +78,11 @@ def train_on_blanks(attention, items, tokenizer, steps, batch_size, seed=0):
     model = build_model(config, tokenizer.vocab_size)
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     scheduler = build_scheduler(optimizer, config, steps)
-    losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
-              for batch in blank_batches(items, tokenizer, steps, batch_size, seed)]
+    # The training commands' process plan (fast/process.py): without it, Numba's idle threads spin after each
+    # small kernel and take the cores from BLAS's threads, which makes a tiny model's step several times slower.
+    with process_plan(config.threads):
+        losses = [train_step(model, model.parameters(), optimizer, scheduler, batch, config).loss
+                  for batch in blank_batches(items, tokenizer, steps, batch_size, seed)]
     return model.eval(), losses
 
 
