@@ -15,6 +15,7 @@ from minibert.data.corpora.document_pairs import library_pairs
 from minibert.data.corpora.package_topics import split_examples, write_splits
 from minibert.errors import ConfigError, DataError
 from minibert.experiments import ladder, ladder_arms, ladder_tasks, ladder_tuning, sentence_task
+from minibert.experiments.code_version import code_version
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.results import results_record
 from minibert.experiments.runner import run_experiment
@@ -85,6 +86,17 @@ def test_arms_name_their_rung_task_way_and_size():
     # the sentence-task rungs are sentence-task's alone: the ladder's settings (and its stored runs) keep theirs
     assert not {"15min_sop", "15min_none"} & set(ladder.settings("full")["folders"])
     assert set(sentence_task.EXPERIMENT.settings("full")["folders"]) == {"15min", "15min_sop", "15min_none"}
+
+
+def test_the_full_ladder_runs_the_probes_then_the_headline_size_first():
+    """Fine-tunings take days: stopped partway, the ladder must hold every rung's fine-tunings at 100 a class
+    (what its findings are read at), not a slice of every size."""
+    ways_and_sizes = [ladder_arms.parse_arm(arm)[2:] for arm in ladder.arms("full")]
+    first_tuned = next(index for index, (way, _) in enumerate(ways_and_sizes) if way != "probe")
+    assert {way for way, _ in ways_and_sizes[:first_tuned]} == {"probe"}
+    assert "probe" not in {way for way, _ in ways_and_sizes[first_tuned:]}
+    headline = [size == ladder.HEADLINE_SIZE for _, size in ways_and_sizes[first_tuned:]]
+    assert headline == sorted(headline, reverse=True) and sum(headline) == (5 + 4) * 3  # rungs x ways, tasks
 
 
 def test_bad_modes_rungs_and_folders_are_refused_with_what_to_do(tmp_path):
@@ -159,6 +171,7 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     check_protocol(records, out / "tasks" / "sentiment", settings["tuning"]["learning_rates"])
     results = results_record(experiment, "quick", records, command, out)
     assert results["made_by"] == {command: 12}
+    assert results["made_with"] == [{"code": code_version(), "runs": 12}]  # one process, one version of the code
     pinned = results["provenance"]["checkpoints"]["15min"]
     assert pinned["sha256"] == hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
     assert (out / pinned["log"]).read_bytes() == (folder / "log.jsonl").read_bytes()

@@ -81,6 +81,7 @@ RECIPES = {
     "lpft": ({"pooling": "mean", "head_init": "probe"}, {"pair_encoder": "bi"}),  # the probe's features
 }
 SIZES = ["30", "100", "300", "all"]  # labelled examples a class
+HEADLINE_SIZE = "100"  # the size every rung is measured at, the hour on pydocs-large included
 LADDER = ["random", "15min", "60min", "minilm"]  # the rungs measured at every size
 # Each mode: its tasks, the validation and test examples a class, and for each way the blocks of rungs x
 # sizes it measures. The hour on pydocs-large (three times pydocs' text, data/README.md) is measured at 100 a
@@ -91,7 +92,7 @@ MODES = {
     "quick": {"tasks": ["package-topics"], "validation_per_class": 100, "test_per_class": 200,
               "ways": {"probe": [{"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}]}},
     "full": {"tasks": list(LADDER_TASKS), "validation_per_class": 100, "test_per_class": 300,
-             "ways": {**{way: [{"rungs": LADDER, "sizes": SIZES}, {"rungs": ["60min_large"], "sizes": ["100"]}]
+             "ways": {**{way: [{"rungs": LADDER, "sizes": SIZES}, {"rungs": ["60min_large"], "sizes": [HEADLINE_SIZE]}]
                          for way in ("finetune", "probe")},
                       "lpft": [{"rungs": LADDER, "sizes": ["30", "100"]}]},
              "recipe": {"finetune": "BERT's: AdamW, warmup then linear decay, dropout and the rates of the "
@@ -128,16 +129,23 @@ def _settings(modes, mode):
 
 
 def arms_for(modes):
-    """An Experiment's `arms` (mode -> {arm: label}) for `modes`: the probe's arms first (seconds each, so a
-    stopped ladder already holds one whole way), then fine-tuning's; in each, size by size (the small, cheap
-    ones first), task by task, rung by rung."""
+    """An Experiment's `arms` (mode -> {arm: label}) for `modes`, in the order they run: the probe's arms first
+    (seconds each, so a stopped ladder already holds one whole way), then the fine-tunings at HEADLINE_SIZE,
+    which the ladder's findings are read at, then those of the other sizes; within a size, way by way, task
+    by task, rung by rung."""
     return lambda mode: _arms(modes.get(mode, modes["quick"]))  # another mode is refused by `settings` first
 
 
 def _arms(chosen):
+    def measured(rung, task, way, size):
+        return any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))
+
+    # A fine-tuning is ten minutes or more on 2 cores (a real BERT's, four times that): a full ladder runs for
+    # days, and stopped halfway, it holds the cells its findings need rather than half of every size.
+    sizes = [HEADLINE_SIZE] + [size for size in SIZES if size != HEADLINE_SIZE]
+    order = [("probe", size) for size in SIZES] + [(way, size) for size in sizes for way in ("finetune", "lpft")]
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
-            for way in ("probe", "finetune", "lpft") for size in SIZES for task in chosen["tasks"] for rung in RUNGS
-            if any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))}
+            for way, size in order for task in chosen["tasks"] for rung in RUNGS if measured(rung, task, way, size)}
 
 
 def with_folders(settings, given):

@@ -5,9 +5,12 @@ results.json holds the command, the date (UTC), the CPU (model, vector ISA, core
 run's values and seconds, and the summary (mean, sample standard deviation, min, max, n per arm and metric).
 `made_by` counts the runs each command made: one command, resumed as often as needed, makes them all, and a
 run whose record names no command (made before records named theirs, or by other means) is counted as such.
+`made_with` counts the runs each version of the code made (code_version.py): a run resumed days later under
+changed code says so.
 An experiment with a `provenance` adds where its inputs come from (the ladder's checkpoints and task splits).
 """
 
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,6 +21,7 @@ from minibert.experiments.summary import summarize_runs
 from minibert.viz.svg import dot_plot_svg, save_svg
 
 NO_COMMAND = "no command recorded"
+NO_CODE = "no code version recorded"  # runs made before records named their code
 
 
 def results_record(experiment, mode, records, command, out_dir=None):
@@ -30,6 +34,8 @@ def results_record(experiment, mode, records, command, out_dir=None):
         "settings": experiment.settings(mode), "arms": arms, "metrics": metrics,
         "seeds": sorted({record["seed"] for record in records}),
         "made_by": dict(Counter(record.get("command") or NO_COMMAND for record in records)),
+        "made_with": [{"code": json.loads(code), "runs": count} for code, count in Counter(
+            json.dumps(record.get("code") or NO_CODE, sort_keys=True) for record in records).items()],
         "runs": [{key: record[key] for key in ("arm", "seed", "metrics", "seconds")} for record in records],
         "summary": {arm: {metric: summary.to_dict() for metric, summary in by_metric.items()}
                     for arm, by_metric in summaries.items()},

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minibert.errors import ConfigError
+from minibert.experiments.code_version import code_version
 from minibert.io.atomic import atomic_write
 from minibert.io.overwrite import free_name
 from minibert.surrogates import record_json
@@ -50,8 +51,8 @@ class Experiment:
     note: str = ""  # what to look for, printed under the table
     unmeasured: object = None  # mode -> {arm: metrics its runs cannot measure} (nsp's `none` has no NSP head)
     figure: object = None  # (path, results record) -> path: its own picture (None: results.py's dot plot)
-    # True: every seed of an arm before the next arm, so that a stopped run holds whole arms (the ladder's
-    # small sizes, which are cheap, before its large ones); False: every arm of a seed, then the next seed.
+    # True: every seed of an arm before the next arm, so that a stopped run holds whole arms (the ladder's, in
+    # the order its findings need them); False: every arm of a seed, then the next seed.
     seeds_inner: bool = False
     # (settings, out_dir) -> None, raising ConfigError: what must exist before any run (the ladder's models)
     check: object = None
@@ -209,7 +210,7 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
             seconds = time.perf_counter() - started
             durations.append(seconds)
             record = {"experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "metrics": metrics,
-                      "seconds": seconds, "settings": settings, "command": command}
+                      "seconds": seconds, "settings": settings, "command": command, "code": code_version()}
             write_record(run_path(out_dir, arm, seed), record)
             records[(arm, seed)] = record
             stop_if_requested()  # Ctrl-C pressed while this run measured: it is saved, stop before the next
