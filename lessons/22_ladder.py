@@ -59,7 +59,7 @@ from minibert.tokenizer import BertTokenizer
 # `python -m minibert experiment ladder --quick` measures the probe of three rungs on package-topics with 3
 # seeds in under two minutes. The stored full ladder, read below, is 378 runs made before the protocol of
 # choosing on validation and reporting on test (issue 52). `--full` now runs that protocol: 342 runs, a
-# fine-tuning run being three fine-tunings (one per learning rate), two to three days of two cores. docs/experiments.md
+# fine-tuning run being three fine-tunings (one per learning rate), about two days of two cores. docs/experiments.md
 # says when and where each ran.
 
 # %%
