@@ -23,7 +23,7 @@ from minibert.errors import ConfigError
 from minibert.experiments import EXPERIMENTS, load_experiment
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.results import draw_results, results_record, write_results
-from minibert.experiments.runner import RESULTS_FILE, Experiment, run_experiment, run_path
+from minibert.experiments.runner import RESULTS_FILE, Experiment, eta_text, run_experiment, run_path, time_left
 from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
 from minibert.experiments.table import cell, format_table
@@ -106,6 +106,20 @@ def test_mini_mode_is_the_full_mode_with_the_mini_model(name):
     assert mini == full
     assert experiment.arms("mini") == experiment.arms("full")
     assert experiment.metrics("mini") == experiment.metrics("full")
+
+
+def test_the_time_left_counts_each_run_at_its_own_kinds_pace():
+    """The ladder's probes take seconds and its fine-tunings ten minutes: an estimate from the mean of all
+    runs so far would promise hours for days of work (issue 52)."""
+    records = {("probe-a", 0): {"seconds": 10.0}, ("probe-a", 1): {"seconds": 30.0}, ("probe-b", 0): None,
+               ("tune-a", 0): {"seconds": 600.0}, ("tune-a", 1): None, ("tune-b", 0): None,
+               ("big-a", 0): None}
+    kind = {"probe": "probe", "tune": "fine-tuning", "big": "MiniLM"}
+    seconds, untimed = time_left(records, lambda arm: kind[arm.split("-")[0]])
+    assert (seconds, untimed) == (20.0 + 600.0 + 600.0, 1)
+    assert eta_text(seconds, untimed) == "20:20 + 1 run not timed yet"
+    assert time_left(records, lambda arm: None) == ((10 + 30 + 600) / 3 * 4, 0)  # one kind: the mean of all
+    assert eta_text(0, 3) == "?" and eta_text(3725, 0) == "1:02:05"
 
 
 def test_resume_skips_finished_runs_and_reruns_a_damaged_one(tmp_path):

@@ -291,10 +291,17 @@ def run(arm, seed, settings, shared):
     return {**probe(lambda rows: sentence_features(shared[rung], rows), files, train_rows), **counted}
 
 
+def run_kind(arm):
+    """What a run's time is like: a probe's (seconds), a mini rung's fine-tuning or MiniLM's (minutes, and a
+    step of MiniLM's is four of a mini rung's)."""
+    rung, _, way, _ = parse_arm(arm)
+    return "probe" if way == "probe" else "MiniLM fine-tuning" if rung == "minilm" else "fine-tuning"
+
+
 settings, arms = settings_for(MODES), arms_for(MODES)
 EXPERIMENT = Experiment(
     name="ladder",
     metrics=lambda mode: METRICS, arms=arms, settings=settings, run=run,
     note=("read each task's panel left to right: the gap between a rung's line and random weights' is what "
           "that pretraining is worth with so few labels; the probe shows what the frozen vectors hold."),
-    figure=draw_ladder, seeds_inner=True, check=check_and_pin, provenance=ladder_provenance)
+    figure=draw_ladder, seeds_inner=True, check=check_and_pin, provenance=ladder_provenance, run_kind=run_kind)

@@ -57,6 +57,9 @@ class Experiment:
     # (settings, out_dir) -> None, raising ConfigError: what must exist before any run (the ladder's models)
     check: object = None
     provenance: object = None  # out_dir -> dict for results.json: where the runs' inputs come from
+    # arm -> its kind, the runs of one kind taking about as long (the ladder's: a probe takes seconds, a
+    # fine-tuning ten minutes): each left run is estimated from the runs of its kind. None: all alike
+    run_kind: object = None
     # (arm, seed, settings) -> the PretrainingConfig that run pretrains with, for an experiment whose arms differ
     # in pretraining only (masking, mask-rate, nsp): lets a lesson look at the batches an arm trains on
     config: object = None
@@ -179,6 +182,25 @@ def saved_records(experiment, mode, seeds, out_dir, say):
         experiment.measured(mode, arm), say) for arm, seed in plan}
 
 
+def time_left(records, kind_of):
+    """(seconds, runs): what the runs without a record ({(arm, seed): record or None}) will take, each the mean
+    time of the recorded runs of its kind (`kind_of(arm)`), and how many are of a kind none of which has run."""
+    seconds_of = {}
+    for (arm, _), record in records.items():
+        if record is not None:
+            seconds_of.setdefault(kind_of(arm), []).append(record["seconds"])
+    left = [kind_of(arm) for (arm, _), record in records.items() if record is None]
+    return (sum(sum(seconds_of[kind]) / len(seconds_of[kind]) for kind in left if kind in seconds_of),
+            sum(kind not in seconds_of for kind in left))
+
+
+def eta_text(seconds, untimed):
+    """`1:02:03`, with `+ 12 runs not timed yet` when some are of a kind not run yet; `?` when none is timed."""
+    if untimed and not seconds:
+        return "?"
+    return format_duration(seconds) + (f" + {untimed} run{'s' * (untimed != 1)} not timed yet" if untimed else "")
+
+
 def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, command=None):
     """Run every arm of `experiment` with seeds 0..seeds-1 in `out_dir`, skipping the runs already saved
     there; returns the records of all runs, in the order they run (saved_records). Each new run's record
@@ -192,7 +214,7 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
     done = sum(record is not None for record in records.values())
     if done:
         progress.message(f"{done} of {len(plan)} runs already in {Path(out_dir) / RUNS_FOLDER}: skipped")
-    durations, shared_by_seed = [], {}
+    shared_by_seed = {}
     try:
         for index, (arm, seed) in enumerate(plan, start=1):
             if records[(arm, seed)] is not None:
@@ -202,13 +224,11 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
                     shared_by_seed.clear()  # seed by seed: the last seed's models are done with
                 shared_by_seed[seed] = {"out_dir": Path(out_dir)}
             shared = shared_by_seed[seed]
-            left = sum(record is None for record in records.values())
-            eta = format_duration(sum(durations) / len(durations) * left) if durations else "?"
+            eta = eta_text(*time_left(records, experiment.run_kind or (lambda arm: None)))
             progress.update(f"run {index}/{len(plan)}: {arms[arm]}, seed {seed}  ETA {eta}", force=True)
             started = time.perf_counter()
             metrics = experiment.run(arm, seed, settings, shared)
             seconds = time.perf_counter() - started
-            durations.append(seconds)
             record = {"experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "metrics": metrics,
                       "seconds": seconds, "settings": settings, "command": command, "code": code_version()}
             write_record(run_path(out_dir, arm, seed), record)

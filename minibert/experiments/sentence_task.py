@@ -9,7 +9,7 @@ NSP's question: is sentence B one of the 3 after A in its document, or from anot
 library? Random weights are the floor. 30 and 100 pairs a class; quick mode: the probe at 100.
 """
 
-from minibert.experiments.ladder import METRICS, arms_for, check_and_pin, run, settings_for
+from minibert.experiments.ladder import METRICS, arms_for, check_and_pin, run, run_kind, settings_for
 from minibert.experiments.ladder_figure import draw_ladder
 from minibert.experiments.ladder_provenance import ladder_provenance
 from minibert.experiments.runner import Experiment
@@ -27,4 +27,4 @@ EXPERIMENT = Experiment(
     metrics=lambda mode: METRICS, arms=arms_for(MODES), settings=settings_for(MODES), run=run,
     note=("NSP is the 15-minute run's own loss; SOP and none are the same steps with another one. A sentence "
           "loss that teaches how sentences follow each other should lift doc-pairs above none."),
-    figure=draw_ladder, seeds_inner=True, check=check_and_pin, provenance=ladder_provenance)
+    figure=draw_ladder, seeds_inner=True, check=check_and_pin, provenance=ladder_provenance, run_kind=run_kind)
