@@ -12,7 +12,7 @@ unlabelled text pays off on tasks with few labels. The ladder measures it rung b
 
 on three real-text tasks no pretraining corpus here holds (package-topics, doc-pairs, dependency-topics;
 minibert/finetune/tasks.py), with 30, 100, 300 and all the labelled examples a class (MiniLM fine-tuned at
-100 only, its steps being four times a mini rung's), three ways:
+100 only, its steps being over three times a mini rung's), three ways:
 
     finetune  the whole model trained on the task with BERT's recipe (the finetune command's, with the
               pooler's [CLS] and a pair read as one sequence)
@@ -89,11 +89,11 @@ MINI_RUNGS = ["random", "15min", "60min"]  # ... and fine-tuned at every size
 # Each mode: its tasks, the validation and test examples a class, and for each way the blocks of rungs x
 # sizes it measures. The hour on pydocs-large (three times pydocs' text, data/README.md) is measured at 100 a
 # class only, beside the hour on pydocs: does more text help at equal time? MiniLM is fine-tuned at 100 a
-# class only: a step of its is four times a mini rung's, so its fine-tunings at every size would take more
-# than half of the ladder's days, for a rung that is the ladder's outside reference (its probe is measured
-# at every size). The test sets are as large as the smallest task leaves room for beside 300 training
-# examples a class; at 300 a class of 3, a score's binomial standard error is near 1.6 points, which the
-# bootstrap interval beside each score shows.
+# class only: a step of its is over three times a mini rung's, so its fine-tunings at every size would take
+# a third of the ladder's days, for a rung that is the ladder's outside reference (its probe is measured at
+# every size; docs/performance.md, "The ladder's fine-tunings", has the timings). The test sets are as large
+# as the smallest task leaves room for beside 300 training examples a class; at 300 a class of 3, a score's
+# binomial standard error is near 1.6 points, which the bootstrap interval beside each score shows.
 MODES = {
     "quick": {"tasks": ["package-topics"], "validation_per_class": 100, "test_per_class": 200,
               "ways": {"probe": [{"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}]}},
@@ -149,7 +149,7 @@ def _arms(chosen):
     def measured(rung, task, way, size):
         return any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))
 
-    # A fine-tuning is ten minutes or more on 2 cores (a real BERT's, four times that): a full ladder runs for
+    # A fine-tuning is ten minutes or more on 2 cores (a real BERT's, over three times that): a full ladder runs for
     # days, and stopped halfway, it holds the cells its findings need rather than half of every size.
     sizes = [HEADLINE_SIZE] + [size for size in SIZES if size != HEADLINE_SIZE]
     order = [("probe", size) for size in SIZES] + [(way, size) for size in sizes for way in ("finetune", "lpft")]
@@ -293,7 +293,7 @@ def run(arm, seed, settings, shared):
 
 def run_kind(arm):
     """What a run's time is like: a probe's (seconds), a mini rung's fine-tuning or MiniLM's (minutes, and a
-    step of MiniLM's is four of a mini rung's)."""
+    step of MiniLM's is over three of a mini rung's)."""
     rung, _, way, _ = parse_arm(arm)
     return "probe" if way == "probe" else "MiniLM fine-tuning" if rung == "minilm" else "fine-tuning"
 
