@@ -90,13 +90,17 @@ def test_arms_name_their_rung_task_way_and_size():
 
 def test_the_full_ladder_runs_the_probes_then_the_headline_size_first():
     """Fine-tunings take days: stopped partway, the ladder must hold every rung's fine-tunings at 100 a class
-    (what its findings are read at), not a slice of every size."""
+    (what its findings are read at), not a slice of every size; and every arm of the mode runs."""
     ways_and_sizes = [ladder_arms.parse_arm(arm)[2:] for arm in ladder.arms("full")]
-    first_tuned = next(index for index, (way, _) in enumerate(ways_and_sizes) if way != "probe")
-    assert {way for way, _ in ways_and_sizes[:first_tuned]} == {"probe"}
-    assert "probe" not in {way for way, _ in ways_and_sizes[first_tuned:]}
-    headline = [size == ladder.HEADLINE_SIZE for _, size in ways_and_sizes[first_tuned:]]
-    assert headline == sorted(headline, reverse=True) and sum(headline) == (5 + 4) * 3  # rungs x ways, tasks
+    ways = [way for way, _ in ways_and_sizes]
+    assert ways == sorted(ways, key=["probe", "finetune", "lpft"].index)  # probes, fine-tuning, LP-FT
+    tuned = [size for way, size in ways_and_sizes if way == "finetune"]
+    assert tuned[:5 * 3] == [ladder.HEADLINE_SIZE] * (5 * 3)  # every rung, every task
+    for mode in ("quick", "full"):  # the order leaves out no arm a mode's blocks measure
+        blocks = ladder.MODES[mode]["ways"].items()
+        measured = {ladder_arms.arm_name(rung, task, way, size) for way, way_blocks in blocks for block in way_blocks
+                    for rung in block["rungs"] for size in block["sizes"] for task in ladder.MODES[mode]["tasks"]}
+        assert set(ladder.arms(mode)) == measured, mode
 
 
 def test_bad_modes_rungs_and_folders_are_refused_with_what_to_do(tmp_path):

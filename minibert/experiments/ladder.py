@@ -138,23 +138,27 @@ def _settings(modes, mode):
 
 
 def arms_for(modes):
-    """An Experiment's `arms` (mode -> {arm: label}) for `modes`, in the order they run: the probe's arms first
-    (seconds each, so a stopped ladder already holds one whole way), then the fine-tunings at HEADLINE_SIZE,
-    which the ladder's findings are read at, then those of the other sizes; within a size, way by way, task
-    by task, rung by rung."""
+    """An Experiment's `arms` (mode -> {arm: label}) for `modes`, in the order they run (RUN_ORDER): the probe's
+    arms first (seconds each, so a stopped ladder already holds one whole way), then the fine-tunings, size
+    by size, LP-FT's last; within a size, task by task, rung by rung."""
     return lambda mode: _arms(modes.get(mode, modes["quick"]))  # another mode is refused by `settings` first
+
+
+# A fine-tuning is ten minutes or more on 2 cores (a real BERT's, over three times that): a full ladder runs
+# for days, so it measures first what its findings are read from: 100 a class, then the sizes the stored
+# record's claims rested on (30 a class, where random weights got 40 steps; all the pairs, where they
+# never left chance), then 300; LP-FT, a third way to read the same rungs, comes last.
+RUN_ORDER = ([("probe", size) for size in SIZES] + [("finetune", size) for size in (HEADLINE_SIZE, "30", "all", "300")]
+             + [("lpft", size) for size in (HEADLINE_SIZE, "30")])
 
 
 def _arms(chosen):
     def measured(rung, task, way, size):
         return any(rung in block["rungs"] and size in block["sizes"] for block in chosen["ways"].get(way, []))
 
-    # A fine-tuning is ten minutes or more on 2 cores (a real BERT's, over three times that): a full ladder runs for
-    # days, and stopped halfway, it holds the cells its findings need rather than half of every size.
-    sizes = [HEADLINE_SIZE] + [size for size in SIZES if size != HEADLINE_SIZE]
-    order = [("probe", size) for size in SIZES] + [(way, size) for size in sizes for way in ("finetune", "lpft")]
     return {arm_name(rung, task, way, size): f"{RUNGS[rung]}, {task}, {WAYS[way]}, {size} a class"
-            for way, size in order for task in chosen["tasks"] for rung in RUNGS if measured(rung, task, way, size)}
+            for way, size in RUN_ORDER for task in chosen["tasks"] for rung in RUNGS
+            if measured(rung, task, way, size)}
 
 
 def with_folders(settings, given):
