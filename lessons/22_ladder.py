@@ -72,7 +72,8 @@ print(f"{record['command']}; {record['date']}; {record['cpu']}; {len(record['run
 course.save("22_ladder.svg", ladder_svg(record))
 # Each cell: the mean over the seeds, their spread, and the points over random weights. A record made with
 # the protocol of issue 52 (ladder_tuning.py) reports test accuracy, with the bootstrap's 95% interval over
-# the test examples; the one stored before it reports dev accuracy, chosen on dev as well.
+# the test set (its documents resampled, each sentence with its own); the one stored before it reports dev
+# accuracy, chosen on dev as well.
 if with_protocol(record):
     print("test accuracy of the model chosen on validation; [low, high]: the test set's 95% bootstrap interval")
 else:

@@ -15,6 +15,7 @@ from minibert.data.corpora.document_pairs import library_pairs
 from minibert.data.corpora.package_topics import split_examples, write_splits
 from minibert.errors import ConfigError, DataError
 from minibert.experiments import ladder, ladder_arms, ladder_tasks, ladder_tuning, sentence_task
+from minibert.experiments.bootstrap import unpack_documents
 from minibert.experiments.code_version import code_version
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.results import results_record
@@ -151,7 +152,11 @@ def small_ladder(tmp_path, monkeypatch):
         assert train_per_label is None and pretraining_corpus == ["kept out"]
         write_splits(out_dir, rows[:1000], rows[1000:1000 + 2 * dev_per_label])
 
-    monkeypatch.setitem(ladder_tasks.LADDER_TASKS, "sentiment", (build, 1, {"label": ("numpy",)}))
+    def documents(pretraining_corpus):  # the rows' documents: five sentences each, in the file's order
+        return {"label": [[row[0] for row in rows[start:start + 5]] for start in range(0, len(rows), 5)]}
+
+    monkeypatch.setitem(ladder_tasks.LADDER_TASKS, "sentiment",
+                        ladder_tasks.LadderTask(build, 1, {"label": ("numpy",)}, documents))
     monkeypatch.setattr(ladder_tasks, "resolve_corpus", lambda *_, **__: "kept out")
     monkeypatch.setattr(ladder, "TUNING", TINY_BUDGET)
     monkeypatch.setitem(ladder.MODES, "quick", {
@@ -180,6 +185,15 @@ def test_a_quick_ladder_measures_every_arm_and_draws_them(small_ladder, tmp_path
     assert pinned["sha256"] == hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
     assert (out / pinned["log"]).read_bytes() == (folder / "log.jsonl").read_bytes()
     assert results["provenance"]["tasks"]["sentiment"]["sources"] == {"numpy": np.__version__}
+    # each test row's document (the fixture's: five sentences of the file each), numbered as the rows meet them
+    first_line = {}
+    for index, line in enumerate(SENTIMENT.read_text(encoding="utf-8").splitlines()[1:]):
+        first_line.setdefault(line.split("\t")[0], index)
+    numbers = {}
+    expected = [numbers.setdefault(first_line[row[0]] // 5, len(numbers))
+                for row in ladder_tasks.read_rows(out / "tasks" / "sentiment" / "test.tsv")]
+    found = unpack_documents(results["provenance"]["tasks"]["sentiment"]["test_documents"])
+    assert found.shape == (len(expected), 1) and found[:, 0].tolist() == expected and len(numbers) > 5
     assert len(records) == 2 * 6
     assert [record["seed"] for record in records[:2]] == [0, 1] and records[0]["arm"] == records[1]["arm"]
     assert records[0]["arm"] == "random-sentiment-probe-30"  # the probe first, its smallest size, both seeds

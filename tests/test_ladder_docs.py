@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
+from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct, unpack_documents
 from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name
 from tests.helpers import ROOT
 
@@ -68,8 +68,15 @@ def correct(runs):
                      for run in runs])
 
 
-def check_cell(text, runs, base_runs, where):
-    """`text` (a table cell) against the runs of its arm and of random weights' arm beside it."""
+def documents_of_test_rows(stored, task):
+    """The documents of `task`'s test rows in the record's provenance (None: the record has none)."""
+    packed = stored.get("provenance", {}).get("tasks", {}).get(task, {}).get("test_documents")
+    return None if packed is None else unpack_documents(packed)
+
+
+def check_cell(text, runs, base_runs, where, documents=None):
+    """`text` (a table cell) against the runs of its arm and of random weights' arm beside it; its intervals
+    resample the test set by `documents` (each test row's; None: row by row)."""
     if not runs:
         assert text == "", f"{where}: {text!r} but the record has no such runs"
         return
@@ -82,7 +89,7 @@ def check_cell(text, runs, base_runs, where):
         assert abs(float(span.group(1)) - values.min()) <= 0.05 + 1e-9, (where, text)
         assert abs(float(span.group(2)) - values.max()) <= 0.05 + 1e-9, (where, text)
     if (interval := re.match(rf"{NUMBER}(?: ± {NUMBER})? \[({NUMBER}), ({NUMBER})\]", text)) is not None:
-        low, high = bootstrap_interval(correct(runs))
+        low, high = bootstrap_interval(correct(runs), documents=documents)
         assert [float(interval.group(1)), float(interval.group(2))] == pytest.approx([low, high], abs=0.05), where
     failed = sum(not run["metrics"].get("learned", True) for run in runs)
     said = re.search(r"learned nothing in (\d+) of (\d+)", text)
@@ -95,7 +102,7 @@ def check_cell(text, runs, base_runs, where):
     base = np.mean([run["metrics"]["accuracy"] for run in base_runs])
     assert abs(float(gain.group(1)) - (values.mean() - base)) <= 0.05 + 1e-9, (where, text)
     if gain.group(2) is not None:
-        low, high = bootstrap_interval(correct(runs), correct(base_runs))
+        low, high = bootstrap_interval(correct(runs), correct(base_runs), documents)
         assert [float(gain.group(2)), float(gain.group(3))] == pytest.approx([low, high], abs=0.05), where
 
 
@@ -123,7 +130,8 @@ def test_every_table_of_the_ladder_section_is_its_stored_record():
             way = ROW_WAYS[way_label]
             base = runs_of(stored, "random", task, way, size)
             for column, text in zip(header[1:], row[1:], strict=True):
-                check_cell(text, runs_of(stored, COLUMNS[column], task, way, size), base, f"{task}, {row[0]}, {column}")
+                check_cell(text, runs_of(stored, COLUMNS[column], task, way, size), base, f"{task}, {row[0]}, {column}",
+                           documents_of_test_rows(stored, task))
                 shown.add(arm_name(COLUMNS[column], task, way, size))
                 checked += 1
         # and no arm of the task is left out of its table

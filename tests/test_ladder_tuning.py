@@ -14,7 +14,14 @@ import pytest
 from minibert.cli import main
 from minibert.errors import ConfigError
 from minibert.experiments import ladder, ladder_tasks, ladder_tuning
-from minibert.experiments.bootstrap import bootstrap_interval, pack_correct, unpack_correct
+from minibert.experiments.bootstrap import (
+    bootstrap_interval,
+    example_weights,
+    pack_correct,
+    pack_documents,
+    unpack_correct,
+    unpack_documents,
+)
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.ladder_provenance import describe_checkpoint, pin_checkpoints
 from minibert.experiments.ladder_table import ladder_cells, markdown_tables
@@ -114,6 +121,19 @@ def test_no_gain_is_reported_against_a_run_that_learned_nothing():
     assert "(+30.0 [" in markdown_tables(protocol_record(learned_random=True))["doc-pairs"]
 
 
+def test_the_tables_resample_the_test_set_by_the_documents_the_record_holds():
+    plain = protocol_record(learned_random=True)
+    pairs = [[0, 1], [1, 1], [2, 3], [3, 3], [4, 4]] * 2  # the 10 test pairs' documents: 5 of them
+    record = {**plain, "provenance": {"tasks": {"doc-pairs": {"test_documents": pack_documents(pairs)}}}}
+    key = ("doc-pairs", "finetune", "30", "minilm")
+    cell = ladder_cells(record)[key]
+    minilm, random_weights = ([[index < right for index in range(10)] for right in rights]
+                              for rights in ((8, 9), (5, 6)))  # as protocol_record's runs
+    assert cell.interval == bootstrap_interval(minilm, documents=np.array(pairs))
+    assert cell.gain_interval == bootstrap_interval(minilm, random_weights, np.array(pairs))
+    assert cell.interval != ladder_cells(plain)[key].interval  # without them, row by row
+
+
 def test_the_bootstrap_interval_has_the_binomial_width_and_pairs_the_arms():
     correct = np.arange(400) % 10 < 7  # 70% of 400 examples
     assert np.array_equal(unpack_correct(pack_correct(correct), 400), correct)
@@ -125,6 +145,34 @@ def test_the_bootstrap_interval_has_the_binomial_width_and_pairs_the_arms():
     # two seeds: the mean over them, still one test set
     both = np.stack([correct, np.roll(correct, 1)])
     assert bootstrap_interval(both)[0] < 70 < bootstrap_interval(both)[1]
+
+
+def test_the_bootstrap_resamples_documents_not_their_sentences():
+    """100 documents of 5 sentences, each document's sentences all right or all wrong: the test set holds 100
+    independent answers, not 500, and its interval is the binomial width of 100."""
+    documents = np.repeat(np.arange(100), 5)  # (500,)
+    correct = (documents % 10 < 7)[None, :]  # 70 documents of 100 right
+    low, high = bootstrap_interval(correct, documents=documents)
+    binomial = 2 * 1.96 * 100 * math.sqrt(0.7 * 0.3 / 100)  # 17.96 points
+    assert low < 70 < high and 0.85 * binomial < high - low < 1.15 * binomial
+    alone = bootstrap_interval(correct)  # as if the 500 were independent: half as wide, and wrong
+    assert alone[1] - alone[0] < 0.6 * binomial
+
+
+def test_a_pair_goes_with_its_documents_and_counts_once_on_average():
+    """A pair inside a document goes with it, a pair across two with both; each pair, of either kind, is
+    counted once on average (a pair inside a document counted for each copy twice would weigh double)."""
+    pairs = np.array([[0, 0], [0, 1], [1, 2], [2, 2], [3, 1]])
+    weights = example_weights(pairs, 20000, np.random.default_rng(0))  # (20000, 5)
+    assert np.allclose(weights.mean(axis=0), 1.0, atol=0.05)
+    # doc 0 not drawn (the pair inside it gets 0): the pair across 0 and 1 is not there either
+    assert np.all(weights[weights[:, 0] == 0, 1] == 0)
+    assert np.all(weights[weights[:, 3] == 0, 2] == 0)  # nor the pair across 1 and 2 without doc 2
+    # the counts multiply: with doc 2 drawn, doc 1's count is the pair across 1 and 2 over the pair inside 2
+    seen = weights[:, 3] > 0
+    count_1 = weights[seen, 2] / weights[seen, 3]
+    assert np.array_equal(weights[seen, 1], weights[seen, 0] * count_1)
+    assert unpack_documents(pack_documents(pairs.tolist())).tolist() == pairs.tolist()
 
 
 def test_the_probe_penalty_is_the_best_on_validation_and_test_labels_choose_nothing(rng):

@@ -21,7 +21,7 @@ outside them (by `python -m minibert pretrain`, or a real BERT) on real text: `l
 # ladder_arms.py        the ladder's names: its rungs, its ways, an arm's name
 # ladder_tasks.py       the ladder's tasks, cut into train, validation and test splits
 # ladder_tuning.py      its protocol: one recipe and tuning budget, chosen on validation, scored on test
-# bootstrap.py          the test set's own noise: a bootstrap interval over its examples
+# bootstrap.py          the test set's own noise: a bootstrap interval over its documents
 # ladder_provenance.py  each rung's checkpoint by sha256, with its pretraining log
 # ladder_table.py, ladder_figure.py, ladder.py: its tables, its picture, the ladder itself
 # sentence_task.py      the ladder's measures on checkpoints pretrained with NSP, SOP or no sentence loss

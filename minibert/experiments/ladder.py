@@ -92,8 +92,9 @@ MINI_RUNGS = ["random", "15min", "60min"]  # ... and fine-tuned at every size
 # class only: a step of its is over three times a mini rung's, so its fine-tunings at every size would take
 # a third of the ladder's days, for a rung that is the ladder's outside reference (its probe is measured at
 # every size; docs/performance.md, "The ladder's fine-tunings", has the timings). The test sets are as large
-# as the smallest task leaves room for beside 300 training examples a class; at 300 a class of 3, a score's
-# binomial standard error is near 1.6 points, which the bootstrap interval beside each score shows.
+# as the smallest task leaves room for beside 300 training examples a class: 300 a class of 3, from 44 to
+# 127 documents held out, whose luck the bootstrap interval beside each score shows (resampling documents,
+# bootstrap.py: about twice the 1.6 points of a binomial standard error over 900 independent sentences).
 MODES = {
     "quick": {"tasks": ["package-topics"], "validation_per_class": 100, "test_per_class": 200,
               "ways": {"probe": [{"rungs": ["random", "15min", "minilm"], "sizes": ["30", "100", "300"]}]}},

@@ -4,15 +4,16 @@ mean over the seeds, their spread, and the points over random weights.
 Two kinds of stored record are read. One made before the protocol of ladder_tuning.py (its settings name no
 `protocol`, as the 378 runs of docs/figures/experiment-ladder.json) reports dev accuracy chosen on dev: its
 cells are `mean ± std (gain)`. One made with the protocol reports test accuracy: its cells add the bootstrap
-interval over the test examples (bootstrap.py), of the score and of the gain, and say when runs learned
-nothing; no gain is reported against an arm with such a run.
+interval over the test set (bootstrap.py), of the score and of the gain, and say when runs learned nothing;
+no gain is reported against an arm with such a run. The test set is resampled document by document when the
+record holds its documents (results.json's provenance, from each task's splits.json), else example by example.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
+from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct, unpack_documents
 from minibert.experiments.ladder_arms import RUNGS, WAYS, parse_arm
 from minibert.experiments.summary import summarize
 
@@ -23,7 +24,7 @@ class Cell:
     std: float | None  # over the seeds; None with one seed
     n: int
     learned: int  # how many of the n runs learned something (n for a record made before the protocol)
-    interval: tuple | None = None  # the bootstrap's 95% interval of the mean, over the test examples
+    interval: tuple | None = None  # the bootstrap's 95% interval of the mean, over the test set
     gain: float | None = None  # points over random weights, when both arms' runs all learned
     gain_interval: tuple | None = None
 
@@ -39,6 +40,13 @@ def correct_matrix(runs):
                      for run in runs])
 
 
+def documents_of_test_rows(record, task):
+    """The (N, 1) or (N, 2) documents of `task`'s test rows, as the record's provenance holds them; None when
+    it holds none (each example then resampled on its own)."""
+    packed = record.get("provenance", {}).get("tasks", {}).get(task, {}).get("test_documents")
+    return None if packed is None else unpack_documents(packed)
+
+
 def ladder_cells(record):
     """{(task, way, size, rung): Cell} of every arm with finished runs."""
     runs_of = {}
@@ -50,15 +58,17 @@ def ladder_cells(record):
     for key, runs in runs_of.items():
         summary = summarize([run["metrics"]["accuracy"] for run in runs])
         learned = sum(run["metrics"].get("learned", True) for run in runs)
+        documents = documents_of_test_rows(record, key[0])
         cells[key] = Cell(summary.mean, summary.std, summary.n, learned,
-                          bootstrap_interval(correct_matrix(runs)) if protocol else None)
+                          bootstrap_interval(correct_matrix(runs), documents=documents) if protocol else None)
     for (task, way, size, rung), cell in list(cells.items()):
         base_key = (task, way, size, "random")
         base = cells.get(base_key)
         if rung == "random" or base is None or base.learned < base.n or cell.learned < cell.n:
             continue  # no gain against a run that learned nothing, nor of one
         gain_interval = (bootstrap_interval(correct_matrix(runs_of[(task, way, size, rung)]),
-                                            correct_matrix(runs_of[base_key])) if protocol else None)
+                                            correct_matrix(runs_of[base_key]), documents_of_test_rows(record, task))
+                         if protocol else None)
         cells[(task, way, size, rung)] = Cell(cell.mean, cell.std, cell.n, cell.learned, cell.interval,
                                               cell.mean - base.mean, gain_interval)
     return cells

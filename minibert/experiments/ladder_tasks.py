@@ -7,7 +7,8 @@ once per run and never used for a choice; `validation.tsv` is cut from the label
 every rung, size and seed), and what remains is `train.tsv`, from which each seed draws its examples
 (`train-<k>-seed<s>.tsv`). Epochs, the learning rate and the probe's penalty are chosen on validation.
 `splits.json` holds each file's sha256 and the versions of the packages whose documentation the task reads,
-so that a rerun can show it cut the same splits. All are GLUE TSV that `finetune --task glue-tsv` reads.
+so that a rerun can show it cut the same splits, and the document of each test row, by which the test set is
+resampled (bootstrap.py). All are GLUE TSV that `finetune --task glue-tsv` reads.
 
 Every sentence of the corpora the rungs pretrained on (pydocs, and pydocs-large when a rung read it) is left
 out of every task, as the finetune command's own files leave pydocs' out (minibert/finetune/tasks.py): a
@@ -22,6 +23,7 @@ import hashlib
 import importlib.metadata
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,18 +31,41 @@ from minibert.data.build import resolve_corpus
 from minibert.data.corpora import dependency_topics, package_topics
 from minibert.data.corpora.dependency_topics import build_dependency_topics
 from minibert.data.corpora.document_pairs import build_document_pairs
-from minibert.data.corpora.package_topics import build_package_topics, write_tsv
+from minibert.data.corpora.package_topics import (
+    build_package_topics,
+    corpus_sentences,
+    first_occurrences,
+    labelled_documents,
+    write_tsv,
+)
 from minibert.data.location import data_folder
 from minibert.errors import DataError
+from minibert.experiments.bootstrap import pack_documents
 from minibert.io.atomic import atomic_write
 
-# task -> (what writes its files, how many classes its held-out size is shared among per call, the modules
-# whose documentation it reads): pairs are built per library (3 of them), a `same` and an `other` pair each
-# time, so a class holds 3 per library.
+
+@dataclass(frozen=True)
+class LadderTask:
+    build: Callable  # writes labelled/train.tsv and labelled/dev.tsv (a builder of minibert/data/corpora)
+    # how many parts its held-out size is shared among per call: pairs are built per library (3 of them), a
+    # `same` and an `other` pair each time, so a class holds 3 per library
+    parts: int
+    sources: dict  # {label: module patterns}: the modules whose documentation it reads
+    # pretraining corpora -> the documents its rows are cut from, without those corpora's sentences, as the
+    # builder cuts them: {label: [[sentence, ...] per document]}
+    documents: Callable
+
+
+def documentation(labels):
+    """What `LadderTask.documents` reads for a task cut from these modules' docstrings."""
+    return lambda pretraining_corpus: labelled_documents(corpus_sentences(pretraining_corpus), labels)
+
+
 LADDER_TASKS = {
-    "package-topics": (build_package_topics, 1, package_topics.LABELS),
-    "doc-pairs": (build_document_pairs, 3, package_topics.LABELS),
-    "dependency-topics": (build_dependency_topics, 1, dependency_topics.LABELS),
+    "package-topics": LadderTask(build_package_topics, 1, package_topics.LABELS, documentation(package_topics.LABELS)),
+    "doc-pairs": LadderTask(build_document_pairs, 3, package_topics.LABELS, documentation(package_topics.LABELS)),
+    "dependency-topics": LadderTask(build_dependency_topics, 1, dependency_topics.LABELS,
+                                    documentation(dependency_topics.LABELS)),
 }
 TASK_SEED = 0  # which documents are held out, and which rows validate: the same for every rung, size and seed
 SPLITS_FILE = "splits.json"
@@ -66,12 +91,16 @@ def task_files(task, root, validation_per_class, test_per_class, kept_out=("pydo
     folder = Path(root) / task
     files = TaskFiles(folder / "train.tsv", folder / "validation.tsv", folder / "test.tsv")
     if (folder / SPLITS_FILE).is_file():  # written last: the splits are whole
+        manifest = read_splits(folder)
+        if "test_documents" not in manifest:  # cut before the test set was resampled by document: add them
+            write_splits_file(folder, {**manifest, "test_documents": find_test_documents(
+                task, files.test, manifest["kept_out"], manifest["sources"])})
         return files
-    build, libraries, sources = LADDER_TASKS[task]
+    ladder_task = LADDER_TASKS[task]
     labelled = folder / "labelled"
     if not (labelled / "train.tsv").is_file() or not (labelled / "dev.tsv").is_file():
-        corpora = [resolve_corpus(name, data_folder() / name, log=lambda _: None) for name in kept_out]
-        build(labelled, None, test_per_class // libraries, TASK_SEED, pretraining_corpus=corpora)
+        ladder_task.build(labelled, None, test_per_class // ladder_task.parts, TASK_SEED,
+                          pretraining_corpus=kept_out_corpora(kept_out))
     header = header_of(labelled / "train.tsv")
     pool = read_rows(labelled / "train.tsv")
     validation = draw_per_class(pool, validation_per_class, f"validation/{TASK_SEED}")
@@ -81,14 +110,49 @@ def task_files(task, root, validation_per_class, test_per_class, kept_out=("pydo
     write_tsv(files.test, read_rows(labelled / "dev.tsv"), header)
     manifest = {"sha256": {path.name: file_sha256(path) for path in (files.train, files.validation, files.test)},
                 "rows": {path.name: len(read_rows(path)) for path in (files.train, files.validation, files.test)},
-                "sources": source_versions(sources), "kept_out": list(kept_out), "task_seed": TASK_SEED}
-    with atomic_write(folder / SPLITS_FILE) as file:
-        file.write((json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
+                "sources": source_versions(ladder_task.sources), "kept_out": list(kept_out), "task_seed": TASK_SEED}
+    write_splits_file(folder, {**manifest, "test_documents": find_test_documents(task, files.test, kept_out,
+                                                                                 manifest["sources"])})
     return files
 
 
+def kept_out_corpora(kept_out):
+    """The files of the built-in corpora named in `kept_out` (built first when missing)."""
+    return [resolve_corpus(name, data_folder() / name, log=lambda _: None) for name in kept_out]
+
+
+def write_splits_file(folder, manifest):
+    with atomic_write(Path(folder) / SPLITS_FILE) as file:
+        file.write((json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
+
+
+def find_test_documents(task, test_file, kept_out, sources):
+    """Each test row's document, packed (bootstrap.pack_documents): the documents numbered in the order the
+    rows meet them, a pair's two sentences each with its own. The test set is resampled document by document.
+    sources: the versions of the packages the rows were cut from ({distribution: version}), which the
+    documents must be read from again."""
+    if source_versions(LADDER_TASKS[task].sources) != sources:
+        raise DataError(f"{test_file} was cut from {versions_text(sources)}, this environment has "
+                        f"{versions_text(source_versions(LADDER_TASKS[task].sources))}: the documents of its rows "
+                        "are read from the packages themselves, so install those versions, or cut the tasks "
+                        "again in a new --out")
+    documents = first_occurrences(LADDER_TASKS[task].documents(kept_out_corpora(kept_out)))
+    where = {" ".join(sentence.split()): (label, index)  # as write_tsv wrote it
+             for label, docs in documents.items() for index, doc in enumerate(docs) for sentence in doc}
+    numbers, found = {}, []
+    for row in read_rows(test_file):
+        missing = [text for text in row[:-1] if text not in where]
+        if missing:
+            raise DataError(f"{test_file}: the test sentence {missing[0]!r} is in none of the documents of "
+                            f"{versions_text(sources)}, which it was cut from; was the file changed? Cut the tasks "
+                            "again in a new --out")
+        found.append([numbers.setdefault(where[text], len(numbers)) for text in row[:-1]])
+    return pack_documents(found)
+
+
 def read_splits(folder):
-    """What `task_files` wrote in `folder`/splits.json: the files' sha256, their rows, the sources' versions."""
+    """What `task_files` wrote in `folder`/splits.json: the files' sha256, their rows, the sources' versions,
+    the test rows' documents."""
     return json.loads((Path(folder) / SPLITS_FILE).read_text(encoding="utf-8"))
 
 
@@ -112,6 +176,10 @@ def source_versions(labels):
     tops = {pattern.split(".")[0] for patterns in labels.values() for pattern in patterns}
     names = sorted({name for top in tops for name in distributions.get(top, [])})
     return {name: importlib.metadata.version(name) for name in names}
+
+
+def versions_text(versions):
+    return ", ".join(f"{name} {version}" for name, version in versions.items()) or "no package"
 
 
 def training_file(files, size, seed):
