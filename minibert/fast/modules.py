@@ -21,6 +21,8 @@ Each is a subclass of the core layer, built from it by `twin_of(layer)`, and com
 Legend: B batch, S sequence length, H hidden size, A heads, I intermediate size, R the positions asked for.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from minibert.autograd import Tensor, concat
@@ -107,11 +109,8 @@ class PrunedEncoder(Encoder):
         if output_positions is None:
             return super().forward(x, mask, output_attentions)
         *first_layers, last = self.layer
-        attentions = [] if output_attentions else None
-        for layer in first_layers:
-            x, probs = layer(x, mask)  # (B, S, H)
-            if output_attentions:
-                attentions.append(probs.data)
+        # the core's own loop over every layer but the last (Encoder.forward reads nothing of self but `layer`)
+        x, attentions = Encoder.forward(SimpleNamespace(layer=first_layers), x, mask, output_attentions)  # (B, S, H)
         if mask is not None and mask.shape[2] > 1:  # a causal mask has a row per token: keep the askers' rows
             mask = np.take_along_axis(mask, output_positions[:, None, :, None], axis=2)  # (B, 1, R, S)
         x, probs = last(x, mask, asking=gather_positions(x, output_positions))  # (B, R, H), (B, A, R, S)
