@@ -173,6 +173,8 @@ def test_a_pair_goes_with_its_documents_and_counts_once_on_average():
     count_1 = weights[seen, 2] / weights[seen, 3]
     assert np.array_equal(weights[seen, 1], weights[seen, 0] * count_1)
     assert unpack_documents(pack_documents(pairs.tolist())).tolist() == pairs.tolist()
+    with pytest.raises(ValueError, match="4 test documents given for 5 test examples"):
+        bootstrap_interval(np.ones((1, 5), dtype=bool), documents=pairs[:4])
 
 
 def test_the_probe_penalty_is_the_best_on_validation_and_test_labels_choose_nothing(rng):

@@ -73,7 +73,10 @@ def bootstrap_interval(correct, baseline=None, documents=None, resamples=RESAMPL
     per_example = np.asarray(correct, dtype=np.float64).mean(axis=0)  # (N,)
     if baseline is not None:
         per_example = per_example - np.asarray(baseline, dtype=np.float64).mean(axis=0)
-    documents = np.arange(len(per_example)) if documents is None else documents
+    documents = np.arange(len(per_example)) if documents is None else np.asarray(documents)
+    if len(documents) != len(per_example):  # a record's documents of another test split than its runs'
+        raise ValueError(f"{len(documents)} test documents given for {len(per_example)} test examples: each "
+                         "example needs its own entry (its task's splits.json, test_documents)")
     weights = example_weights(documents, resamples, np.random.default_rng(BOOTSTRAP_SEED))  # (R, N)
     total = weights.sum(axis=1)  # (R,)
     drawn = total > 0  # a resample that drew no example at all (a chance of e^-D with D documents) says nothing
