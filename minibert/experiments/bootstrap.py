@@ -7,9 +7,9 @@ move a score; it says nothing about the test set, which is the same for every se
 What is drawn again must be what was drawn independently in the first place. The ladder's test sets are
 whole documents held out (a module's or a class's docstrings), and the sentences of one document share its
 words and its subject: a model that reads one of them well reads its neighbours well. Resampling sentences
-as if independent counts each document's luck many times over and makes the interval too narrow (on the
-ladder's package-topics, 900 sentences from about 120 documents, by half). So the documents are resampled
-(a cluster bootstrap; Davison & Hinkley 1997, section 3.8), and each example goes with its document.
+as if independent counts each document's luck many times over and makes the interval too narrow
+(docs/experiments.md, the ladder, says by how much). So the documents are resampled (a cluster bootstrap;
+Davison & Hinkley 1997, section 3.8), and each example goes with its document.
 
 A pair of sentences (doc-pairs) may come from two documents. A pair inside one document goes with it; a
 pair across two goes with both, counted once for each copy of either (the vertex bootstrap of network data,
