@@ -7,6 +7,7 @@ The whole protocol on a tiny model: tests/test_ladder.py."""
 import hashlib
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -119,6 +120,24 @@ def test_no_gain_is_reported_against_a_run_that_learned_nothing():
     learned = ladder_cells(protocol_record(learned_random=True))[("doc-pairs", "finetune", "30", "minilm")]
     assert learned.gain == pytest.approx(30.0) and learned.gain_interval[0] <= 30.0 <= learned.gain_interval[1]
     assert "(+30.0 [" in markdown_tables(protocol_record(learned_random=True))["doc-pairs"]
+
+
+def test_the_figure_gives_each_rung_one_look_on_every_panel():
+    """MiniLM alone on one panel and beside random weights on the other: the same colour and dash on both
+    (drawn by position, it would take random weights' look where it is alone), and "all" labelled with its
+    count a class."""
+    def run(arm, per_class):
+        return {"arm": arm, "seed": 0, "seconds": 1.0,
+                "metrics": {"accuracy": 60.0, "learned": True, "test_examples": 2,
+                            "test_correct": pack_correct([True, False]), "per_class": per_class}}
+    record = {"settings": {"protocol": ladder.PROTOCOL, "tasks": ["package-topics", "doc-pairs"],
+                           "sizes": ["30", "all"], "rungs": ["random", "minilm"]},
+              "runs": [run("minilm-package-topics-finetune-30", 30.0), run("random-doc-pairs-finetune-30", 30.0),
+                       run("minilm-doc-pairs-finetune-30", 30.0), run("minilm-doc-pairs-finetune-all", 1825.5)]}
+    svg = ladder_svg(record)
+    looks = re.findall(r'<polyline class="series" points="[^"]*" fill="none" ([^>]*)><title>all-MiniLM-L6-v2<', svg)
+    assert len(looks) == 2 and looks[0] == looks[1], looks
+    assert ">all (1,826)</text>" in svg and ">30</text>" in svg
 
 
 def test_the_tables_resample_the_test_set_by_the_documents_the_record_holds():

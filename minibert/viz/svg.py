@@ -97,13 +97,15 @@ def heatmap_svg(matrix, row_labels=None, col_labels=None, title=None, value_rang
 
 
 def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, height=400, x_ticks=None,
-                   markers=False):
+                   markers=False, styles=None):
     """Curves on labelled axes: `series` maps a name to (xs, ys), e.g. {"train loss": (steps, losses)}.
 
     Each series is one `<polyline class="series">` through its finite points (NaN and inf are left out),
     with a legend entry. Axis ticks fall on round numbers, or, on x, at the {position: label} of `x_ticks`
     (e.g. a log scale: {log10(30): "30", log10(100): "100"}). markers: a dot at each point as well
-    (`<circle class="point">`, its value as a tooltip), for series of a few points.
+    (`<circle class="point">`, its value as a tooltip), for series of a few points. styles: {name: (color,
+    dash, width)} for series that keep one look across several charts; the others take the next of COLORS and
+    DASHES, 2 pixels wide.
     """
     points = {name: finite_points(name, xs, ys) for name, (xs, ys) in series.items()}
     if not points or all(xs.size == 0 for xs, _ in points.values()):
@@ -145,12 +147,13 @@ def line_chart_svg(series, title=None, x_label=None, y_label=None, width=640, he
         parts.append(f'<text transform="translate(16,{(top + bottom) / 2:.1f}) rotate(-90)" '
                      f'text-anchor="middle">{escape(y_label)}</text>')
     for index, (name, (xs, ys)) in enumerate(points.items()):
-        style = _line_style(index)
+        default = (COLORS[index % len(COLORS)], DASHES[index % len(DASHES)], 2)
+        color, dash, line_width = (styles or {}).get(name, default)
+        style = f'stroke="{color}" stroke-width="{line_width}"' + (f' stroke-dasharray="{dash}"' if dash else "")
         coordinates = " ".join(f"{x:.2f},{y:.2f}" for x, y in zip(x_px(xs), y_px(ys), strict=True))
         parts.append(f'<polyline class="series" points="{coordinates}" fill="none" {style}>'
                      f"<title>{escape(name)}</title></polyline>")
         if markers:
-            color = COLORS[index % len(COLORS)]
             parts += [f'<circle class="point" cx="{x_px(x):.2f}" cy="{y_px(y):.2f}" r="3.5" fill="{color}">'
                       f"<title>{escape(name)}: {y:.4g}</title></circle>" for x, y in zip(xs, ys, strict=True)]
         legend_y = top + 8 + index * 18
@@ -280,11 +283,6 @@ def _colour_bar(x, y, width, low, high):
         f'<text x="{x}" y="{y + 24}">{low:.3g}</text>',
         f'<text x="{x + width}" y="{y + 24}" text-anchor="end">{high:.3g}</text>',
     ]
-
-
-def _line_style(index):
-    color, dash = COLORS[index % len(COLORS)], DASHES[index % len(DASHES)]
-    return f'stroke="{color}" stroke-width="2"' + (f' stroke-dasharray="{dash}"' if dash else "")
 
 
 def _text_px(text, font_size=FONT_SIZE):
