@@ -368,6 +368,14 @@ def sop_label_without_the_swap():
 
 # lesson 22: the ladder's table reads its stored runs; the spread over the seeds is the sample standard
 # deviation, and dividing by n (numpy.std's default) instead of n - 1 understates it
+def sentences_not_documents():
+    from minibert.experiments import bootstrap
+
+    def each_example_alone(documents, resamples, rng):  # the documents ignored: every example drawn by itself
+        return rng.poisson(1.0, size=(resamples, len(documents))).astype(np.float64)
+    replace_code(bootstrap.example_weights, each_example_alone)
+
+
 def spread_over_n():
     from minibert.experiments import ladder_table
     from minibert.experiments.summary import Summary, summarize
@@ -444,6 +452,8 @@ BREAKAGES = (
              "{where for label, where in pairs if label == 1} == {meaning}"),
     Breakage("22_ladder", "the spread over n, not n - 1", spread_over_n,
              "np.isclose(cell.std, np.std(accuracies, ddof=1))"),
+    Breakage("22_ladder", "the bootstrap resamples sentences, not documents", sentences_not_documents,
+             "width(by_document) >= 1.5 * width(by_sentence)"),
 )
 
 
