@@ -10,9 +10,12 @@ import json
 import math
 import os
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
 
+import numba
 import numpy as np
 import pytest
 from helpers import small_config
@@ -23,7 +26,15 @@ from minibert.errors import ConfigError
 from minibert.experiments import EXPERIMENTS, load_experiment
 from minibert.experiments.pretraining import pretrain_in_memory
 from minibert.experiments.results import draw_results, results_record, write_results
-from minibert.experiments.runner import RESULTS_FILE, Experiment, eta_text, run_experiment, run_path, time_left
+from minibert.experiments.runner import (
+    CLAIMS_FOLDER,
+    RESULTS_FILE,
+    Experiment,
+    eta_text,
+    run_experiment,
+    run_path,
+    time_left,
+)
 from minibert.experiments.setup import run_config
 from minibert.experiments.summary import summarize, summarize_runs
 from minibert.experiments.table import cell, format_table
@@ -321,6 +332,64 @@ def test_the_command_makes_a_damaged_run_again_and_its_table_is_whole(tmp_path, 
     assert "arm A" in out and "arm B" in out
     summary = json.loads((tmp_path / "results.json").read_text())["summary"]
     assert summary["a"]["score"]["n"] == summary["b"]["score"]["n"] == 2
+
+
+def claimed_by(out, arm, seed, pid):
+    """A claim on run (arm, seed) of `out` as process `pid` leaves it while making that run."""
+    claim = out / CLAIMS_FOLDER / f"{arm}-seed{seed}"
+    claim.mkdir(parents=True)
+    (claim / LOCK_FILE).write_text(f"{pid}\n")
+    return claim
+
+
+def test_a_run_another_process_is_making_is_left_to_it_and_the_last_to_end_writes_the_results(
+        tmp_path, monkeypatch, capsys):
+    """Two processes in one folder (--join): a run claimed by a live process (here this one's parent) is not
+    made again; the process that ends first says so and leaves results.json to the other, which, ending
+    after that run is saved, reads it and writes the results of every run."""
+    calls = []
+    monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: stub(calls))
+    arguments = ["masking", "--seeds", "2", "--out", tmp_path, "--join"]
+    claim = claimed_by(tmp_path, "b", 0, os.getppid())
+    status, out, _ = experiment_command(arguments, capsys)
+    assert status == 0 and ("b", 0) not in calls and len(calls) == 2 * len(ARMS) - 1
+    assert "1 run is still being made by another process" in out and not (tmp_path / "results.json").exists()
+    records = [json.loads(run_path(tmp_path, arm, seed).read_text()) for arm, seed in calls]
+    assert {record["threads"] for record in records} == {numba.config.NUMBA_NUM_THREADS}
+    assert [path.name for path in (tmp_path / CLAIMS_FOLDER).iterdir()] == ["b-seed0"]  # the others let go
+    # the other process saves its run and lets its claim go; this one, run again, makes nothing
+    calls.clear()
+    made = run_quietly(stub(), tmp_path / "elsewhere", seeds=1)
+    shutil.copy(run_path(tmp_path / "elsewhere", "b", 0), run_path(tmp_path, "b", 0))
+    shutil.rmtree(claim)
+    status, out, _ = experiment_command(arguments, capsys)
+    assert status == 0 and calls == [] and "arm B" in out
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert len(saved["runs"]) == 2 * len(ARMS) and made[1]["metrics"] in [run["metrics"] for run in saved["runs"]]
+
+
+def test_the_claim_of_a_process_that_died_is_taken_over(tmp_path):
+    """A run whose process was killed (its claim left, its pid gone) is made by the next process."""
+    calls = []
+    claimed_by(tmp_path, "a", 1, a_pid_that_ended())
+    run_quietly(stub(calls), tmp_path, seeds=2)
+    assert ("a", 1) in calls and len(calls) == 2 * len(ARMS)
+    assert list((tmp_path / CLAIMS_FOLDER / "a-seed1").iterdir()) == []  # the lock released, its folder left
+
+
+def a_pid_that_ended():
+    process = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                             text=True, check=True)
+    return int(process.stdout)
+
+
+def test_join_shares_a_folder_another_experiment_holds(tmp_path, monkeypatch, capsys):
+    """Without --join a second experiment in a folder in use is refused (below); with it, it makes the runs."""
+    monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: stub())
+    out = a_folder_in_use(tmp_path)
+    status, printed, _ = experiment_command(["masking", "--seeds", "2", "--out", out, "--join"], capsys)
+    assert status == 0 and "(joined)" in printed and (out / "results.json").is_file()
+    assert (out / LOCK_FILE).read_text() == f"{os.getppid()}\n"  # the other experiment's lock, untouched
 
 
 def mask_rates_folder(folder):

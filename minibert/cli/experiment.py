@@ -9,9 +9,13 @@
 Every arm runs with each seed; each run's result is saved in --out as it ends, so a stopped experiment
 (Ctrl-C) goes on where it stopped when the same command runs again. At the end it prints the table (mean ±
 sample standard deviation, min-max, over the seeds) and writes results.json and experiment-NAME.svg.
+
+    NUMBA_NUM_THREADS=1 python -m minibert experiment ladder --full &          # two processes, a core each,
+    NUMBA_NUM_THREADS=1 python -m minibert experiment ladder --full --join     # sharing one folder's runs
 """
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -46,6 +50,10 @@ def add_arguments(parser):
                         help="ladder and sentence-task: the model folder of a rung (15min, 60min, 60min_large, "
                              "minilm; 15min_sop, 15min_none) instead of its default (runs/mini-pydocs, "
                              "runs/mini-pydocs-60min, ..., the all-MiniLM-L6-v2 package)")
+    parser.add_argument("--join", action="store_true",
+                        help="share the runs of an experiment already running in --out, with the same "
+                             "command: each process makes the next run no other has claimed (give each "
+                             "its share of the cores: NUMBA_NUM_THREADS=1 on 2 cores, for two)")
     parser.add_argument("--so-far", action="store_true",
                         help="run nothing: write results-so-far.json and the picture from the runs saved in "
                              "--out so far (while the experiment runs there, or after it was stopped); a "
@@ -94,17 +102,23 @@ def run(args):
     if args.seeds < RECOMMENDED_SEEDS:
         print(f"warning: {args.seeds} seed(s) per arm; with fewer than {RECOMMENDED_SEEDS} the spread says "
               "little about the noise, and a difference between arms may be luck", file=sys.stderr)
-    # Locked, as pretrain's and finetune's folders are: two experiments in one folder would both make every
-    # run (each finds it missing), and the last to finish would replace the other's records and results.
-    with FolderLock(out, "experiment"):
+    # Locked, as pretrain's and finetune's folders are: a second experiment started there by mistake is
+    # refused. One started with --join shares the runs instead: each run is claimed by the process making it
+    # (runner.py), so none is made twice.
+    with contextlib.nullcontext() if args.join else FolderLock(out, "experiment"):
         print(f"experiment {args.name} ({args.mode}): {len(arms)} arms x {args.seeds} seeds = "
-              f"{len(arms) * args.seeds} runs, saved in {out}")
+              f"{len(arms) * args.seeds} runs, saved in {out}" + (" (joined)" if args.join else ""))
         # Ctrl-C stops at the next training step, or the probe's next batch of sentences, not inside a kernel;
         # the runs already finished stay saved.
         with StopRequest(lambda message: print(f"\n{message}", file=sys.stderr),
                          "Ctrl-C: stopping at the next training step, or the next batch of sentences a probe "
                          "encodes (Ctrl-C again to quit now)"):
             records = run_experiment(experiment, args.mode, args.seeds, out, command=command_line(args))
+        left = len(arms) * args.seeds - len(records)  # runs another process (--join) is still making
+        if left:
+            print(f"{left} run{' is' if left == 1 else 's are'} still being made by another process in {out}; "
+                  f"the last one to end writes {RESULTS_FILE} (`--so-far` shows the runs saved until then)")
+            return
         report(experiment, args, out, records, RESULTS_FILE, f"experiment-{args.name}.svg")
 
 

@@ -13,6 +13,10 @@ so Ctrl-C loses at most the run in progress. A damaged record is named in one li
 `<arm>-seed<k>.json.damaged`, and its run made again. A folder holding another experiment's runs, or this
 one's with other settings (another mode, or settings changed since), is refused before anything is run or
 moved, rather than mixed.
+
+A run is claimed before it starts (a lock on `claims/<arm>-seed<k>`, minibert/io/folder_lock.py), so that
+several processes can share one folder's runs (`experiment --join`): each makes the next run no live
+process has claimed, and a run whose process died is claimed again.
 """
 
 import json
@@ -23,9 +27,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numba
+
 from minibert.errors import ConfigError
 from minibert.experiments.code_version import code_version
 from minibert.io.atomic import atomic_write
+from minibert.io.folder_lock import FolderInUse, FolderLock
 from minibert.io.overwrite import free_name
 from minibert.surrogates import record_json
 from minibert.train.interrupt import stop_if_requested
@@ -33,6 +40,7 @@ from minibert.train.progress import ProgressLine, format_duration
 
 MODES = ("quick", "full", "mini")
 RUNS_FOLDER = "runs"
+CLAIMS_FOLDER = "claims"  # a lock per run being made: which process makes it
 RESULTS_FILE = "results.json"  # written by results.py; here because the folder check reads it too
 
 
@@ -164,6 +172,22 @@ def write_record(path, record):
         file.write((record_json(record, indent=1) + "\n").encode("utf-8"))
 
 
+def claim_run(out_dir, arm, seed):
+    """The held lock that makes this process the one making run (arm, seed), or None when another live
+    process holds it (`release()` it when the run is saved, or stopped)."""
+    try:
+        return FolderLock(Path(out_dir) / CLAIMS_FOLDER / f"{arm}-seed{seed}", "process making this run").acquire()
+    except FolderInUse:
+        return None
+
+
+def saved_record(experiment, mode, out_dir, arm, seed, say):
+    """The whole saved record of run (arm, seed), or None (read_record)."""
+    return read_record(run_path(out_dir, arm, seed), {
+        "experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "settings": experiment.settings(mode)},
+        experiment.measured(mode, arm), say)
+
+
 def saved_records(experiment, mode, seeds, out_dir, say):
     """{(arm, seed): its saved record, or None} for every run of `experiment` in `mode`, in the order they
     run (arm by arm within seed by seed, or seed by seed within arm by arm with `seeds_inner`). Refuses a
@@ -177,9 +201,7 @@ def saved_records(experiment, mode, seeds, out_dir, say):
     check_folder_is_its_own(out_dir, experiment.name, mode, settings)
     plan = ([(arm, seed) for arm in arms for seed in range(seeds)] if experiment.seeds_inner
             else [(arm, seed) for seed in range(seeds) for arm in arms])
-    return {(arm, seed): read_record(run_path(out_dir, arm, seed), {
-        "experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "settings": settings},
-        experiment.measured(mode, arm), say) for arm, seed in plan}
+    return {(arm, seed): saved_record(experiment, mode, out_dir, arm, seed, say) for arm, seed in plan}
 
 
 def time_left(records, kind_of):
@@ -203,8 +225,11 @@ def eta_text(seconds, untimed):
 
 def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, command=None):
     """Run every arm of `experiment` with seeds 0..seeds-1 in `out_dir`, skipping the runs already saved
-    there; returns the records of all runs, in the order they run (saved_records). Each new run's record
-    names the `command` that made it, so results.json can say truthfully whether one command made them all."""
+    there and those another process is making; returns the records of the runs saved by the end, in the
+    order they run (saved_records): all of them, less those another process has not finished. Each new
+    run's record names the
+    `command` that made it, so results.json can say truthfully whether one command made them all, and the
+    threads it ran on (a product split among threads adds in another order: the last digits may differ)."""
     progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
     records = saved_records(experiment, mode, seeds, out_dir, progress.message)
     settings, arms, metric_titles = experiment.settings(mode), experiment.arms(mode), experiment.metrics(mode)
@@ -215,28 +240,41 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
     if done:
         progress.message(f"{done} of {len(plan)} runs already in {Path(out_dir) / RUNS_FOLDER}: skipped")
     shared_by_seed = {}
+
+    def make_run(arm, seed, index):
+        if seed not in shared_by_seed:
+            if not experiment.seeds_inner:
+                shared_by_seed.clear()  # seed by seed: the last seed's models are done with
+            shared_by_seed[seed] = {"out_dir": Path(out_dir)}
+        eta = eta_text(*time_left(records, experiment.run_kind or (lambda arm: None)))
+        progress.update(f"run {index}/{len(plan)}: {arms[arm]}, seed {seed}  ETA {eta}", force=True)
+        started = time.perf_counter()
+        metrics = experiment.run(arm, seed, settings, shared_by_seed[seed])
+        seconds = time.perf_counter() - started
+        record = {"experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "metrics": metrics,
+                  "seconds": seconds, "settings": settings, "command": command, "code": code_version(),
+                  "threads": numba.config.NUMBA_NUM_THREADS}
+        write_record(run_path(out_dir, arm, seed), record)
+        records[(arm, seed)] = record
+        shown = ", ".join(f"{metric_titles[name]} {value:.1f}" for name, value in metrics.items()
+                          if isinstance(value, (int, float)) and name in metric_titles)
+        progress.message(f"run {index}/{len(plan)} {arms[arm]}, seed {seed}: {shown} ({seconds:.0f} s)")
+
     try:
         for index, (arm, seed) in enumerate(plan, start=1):
             if records[(arm, seed)] is not None:
                 continue
-            if seed not in shared_by_seed:
-                if not experiment.seeds_inner:
-                    shared_by_seed.clear()  # seed by seed: the last seed's models are done with
-                shared_by_seed[seed] = {"out_dir": Path(out_dir)}
-            shared = shared_by_seed[seed]
-            eta = eta_text(*time_left(records, experiment.run_kind or (lambda arm: None)))
-            progress.update(f"run {index}/{len(plan)}: {arms[arm]}, seed {seed}  ETA {eta}", force=True)
-            started = time.perf_counter()
-            metrics = experiment.run(arm, seed, settings, shared)
-            seconds = time.perf_counter() - started
-            record = {"experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "metrics": metrics,
-                      "seconds": seconds, "settings": settings, "command": command, "code": code_version()}
-            write_record(run_path(out_dir, arm, seed), record)
-            records[(arm, seed)] = record
+            claim = claim_run(out_dir, arm, seed)
+            if claim is None:
+                continue  # another process is making it
+            try:
+                # saved since this process looked, by a process that has let its claim go
+                records[(arm, seed)] = saved_record(experiment, mode, out_dir, arm, seed, progress.message)
+                if records[(arm, seed)] is None:
+                    make_run(arm, seed, index)
+            finally:
+                claim.release()
             stop_if_requested()  # Ctrl-C pressed while this run measured: it is saved, stop before the next
-            shown = ", ".join(f"{metric_titles[name]} {value:.1f}" for name, value in metrics.items()
-                              if isinstance(value, (int, float)) and name in metric_titles)
-            progress.message(f"run {index}/{len(plan)} {arms[arm]}, seed {seed}: {shown} ({seconds:.0f} s)")
     except KeyboardInterrupt:
         progress.close()
         saved = sum(record is not None for record in records.values())
@@ -244,5 +282,8 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
                          "run the same command again to go on from there")
         raise
     progress.close()
-    return [records[key] for key in plan]
+    for arm, seed in plan:  # the runs other processes made meanwhile
+        if records[(arm, seed)] is None:
+            records[(arm, seed)] = saved_record(experiment, mode, out_dir, arm, seed, progress.message)
+    return [records[key] for key in plan if records[key] is not None]
 
