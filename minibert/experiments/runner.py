@@ -227,9 +227,9 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
     """Run every arm of `experiment` with seeds 0..seeds-1 in `out_dir`, skipping the runs already saved
     there and those another process is making; returns the records of the runs saved by the end, in the
     order they run (saved_records): all of them, less those another process has not finished. Each new
-    run's record names the
-    `command` that made it, so results.json can say truthfully whether one command made them all, and the
-    threads it ran on (a product split among threads adds in another order: the last digits may differ)."""
+    run's record names the `command` that made it, so results.json can say truthfully whether one command
+    made them all, and the threads it ran on (a product cut among threads adds its parts in another order:
+    the last digits may differ)."""
     progress = ProgressLine(sys.stderr if stream is None else stream, live=live)
     records = saved_records(experiment, mode, seeds, out_dir, progress.message)
     settings, arms, metric_titles = experiment.settings(mode), experiment.arms(mode), experiment.metrics(mode)
