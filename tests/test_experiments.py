@@ -31,6 +31,7 @@ from minibert.experiments.runner import (
     RESULTS_FILE,
     Experiment,
     eta_text,
+    processes_at_work,
     run_experiment,
     run_path,
     time_left,
@@ -366,6 +367,14 @@ def test_a_run_another_process_is_making_is_left_to_it_and_the_last_to_end_write
     assert status == 0 and calls == [] and "arm B" in out
     saved = json.loads((tmp_path / "results.json").read_text())
     assert len(saved["runs"]) == 2 * len(ARMS) and made[1]["metrics"] in [run["metrics"] for run in saved["runs"]]
+
+
+def test_the_time_left_is_shared_among_the_processes_at_work(tmp_path):
+    """Another live process holding a claim halves what this one says is left; a dead one's claim does not."""
+    assert processes_at_work(tmp_path) == 1  # this process alone, with no claim yet
+    claimed_by(tmp_path, "a", 0, os.getppid())
+    claimed_by(tmp_path, "a", 1, a_pid_that_ended())
+    assert processes_at_work(tmp_path) == 2
 
 
 def test_the_claim_of_a_process_that_died_is_taken_over(tmp_path):

@@ -21,6 +21,7 @@ process has claimed, and a run whose process died is claimed again.
 
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -32,7 +33,7 @@ import numba
 from minibert.errors import ConfigError
 from minibert.experiments.code_version import code_version
 from minibert.io.atomic import atomic_write
-from minibert.io.folder_lock import FolderInUse, FolderLock
+from minibert.io.folder_lock import LOCK_FILE, FolderInUse, FolderLock, pid_is_running, read_pid
 from minibert.io.overwrite import free_name
 from minibert.surrogates import record_json
 from minibert.train.interrupt import stop_if_requested
@@ -181,6 +182,13 @@ def claim_run(out_dir, arm, seed):
         return None
 
 
+def processes_at_work(out_dir):
+    """How many live processes hold a claim in `out_dir` (this one counted whether it holds one or not): the
+    runs left are shared among them."""
+    owners = {read_pid(lock) for lock in (Path(out_dir) / CLAIMS_FOLDER).glob(f"*/{LOCK_FILE}")}
+    return len({pid for pid in owners if pid_is_running(pid)} | {os.getpid()})
+
+
 def saved_record(experiment, mode, out_dir, arm, seed, say):
     """The whole saved record of run (arm, seed), or None (read_record)."""
     return read_record(run_path(out_dir, arm, seed), {
@@ -246,7 +254,8 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
             if not experiment.seeds_inner:
                 shared_by_seed.clear()  # seed by seed: the last seed's models are done with
             shared_by_seed[seed] = {"out_dir": Path(out_dir)}
-        eta = eta_text(*time_left(records, experiment.run_kind or (lambda arm: None)))
+        seconds, untimed = time_left(records, experiment.run_kind or (lambda arm: None))
+        eta = eta_text(seconds / processes_at_work(out_dir), untimed)
         progress.update(f"run {index}/{len(plan)}: {arms[arm]}, seed {seed}  ETA {eta}", force=True)
         started = time.perf_counter()
         metrics = experiment.run(arm, seed, settings, shared_by_seed[seed])
