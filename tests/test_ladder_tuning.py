@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from minibert.cli import main
-from minibert.errors import ConfigError
+from minibert.errors import ConfigError, DataError
 from minibert.experiments import ladder, ladder_tasks, ladder_tuning
 from minibert.experiments.bootstrap import (
     bootstrap_interval,
@@ -192,7 +192,7 @@ def test_a_pair_goes_with_its_documents_and_counts_once_on_average():
     count_1 = weights[seen, 2] / weights[seen, 3]
     assert np.array_equal(weights[seen, 1], weights[seen, 0] * count_1)
     assert unpack_documents(pack_documents(pairs.tolist())).tolist() == pairs.tolist()
-    with pytest.raises(ValueError, match="4 test documents given for 5 test examples"):
+    with pytest.raises(DataError, match="4 test documents given for 5 test examples"):
         bootstrap_interval(np.ones((1, 5), dtype=bool), documents=pairs[:4])
 
 

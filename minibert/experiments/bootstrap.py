@@ -25,6 +25,8 @@ task's splits keep the test examples' documents, as a line of numbers (`pack_doc
 
 import numpy as np
 
+from minibert.errors import DataError
+
 RESAMPLES = 2000
 LEVEL = 0.95
 BOOTSTRAP_SEED = 0  # the same resamples for every arm and every reader: the interval is a fixed function of the runs
@@ -75,8 +77,8 @@ def bootstrap_interval(correct, baseline=None, documents=None, resamples=RESAMPL
         per_example = per_example - np.asarray(baseline, dtype=np.float64).mean(axis=0)
     documents = np.arange(len(per_example)) if documents is None else np.asarray(documents)
     if len(documents) != len(per_example):  # a record's documents of another test split than its runs'
-        raise ValueError(f"{len(documents)} test documents given for {len(per_example)} test examples: each "
-                         "example needs its own entry (its task's splits.json, test_documents)")
+        raise DataError(f"{len(documents)} test documents given for {len(per_example)} test examples: each "
+                        "example needs its own entry (its task's splits.json, test_documents)")
     weights = example_weights(documents, resamples, np.random.default_rng(BOOTSTRAP_SEED))  # (R, N)
     total = weights.sum(axis=1)  # (R,)
     drawn = total > 0  # a resample that drew no example at all (a chance of e^-D with D documents) says nothing
