@@ -15,8 +15,9 @@ import re
 import numpy as np
 import pytest
 
-from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct, unpack_documents
+from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
 from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name
+from minibert.experiments.ladder_table import documents_of_test_rows
 from tests.helpers import ROOT
 
 FIGURES = ROOT / "docs" / "figures"
@@ -66,12 +67,6 @@ def runs_of(stored, rung, task, way, size):
 def correct(runs):
     return np.array([unpack_correct(run["metrics"]["test_correct"], run["metrics"]["test_examples"])
                      for run in runs])
-
-
-def documents_of_test_rows(stored, task):
-    """The documents of `task`'s test rows in the record's provenance (None: the record has none)."""
-    packed = stored.get("provenance", {}).get("tasks", {}).get(task, {}).get("test_documents")
-    return None if packed is None else unpack_documents(packed)
 
 
 def check_cell(text, runs, base_runs, where, documents=None, protocol=False):
