@@ -152,11 +152,12 @@ def small_ladder(tmp_path, monkeypatch):
         assert train_per_label is None and pretraining_corpus == ["kept out"]
         write_splits(out_dir, rows[:1000], rows[1000:1000 + 2 * dev_per_label])
 
-    def documents(pretraining_corpus):  # the rows' documents: five sentences each, in the file's order
+    def documents(task, pretraining_corpus):  # the rows' documents: five sentences each, in the file's order
         return {"label": [[row[0] for row in rows[start:start + 5]] for start in range(0, len(rows), 5)]}
 
     monkeypatch.setitem(ladder_tasks.LADDER_TASKS, "sentiment",
-                        ladder_tasks.LadderTask(build, 1, {"label": ("numpy",)}, documents))
+                        ladder_tasks.LadderTask(build, 1, {"label": ("numpy",)}))
+    monkeypatch.setattr(ladder_tasks.LadderTask, "documents", documents)
     monkeypatch.setattr(ladder_tasks, "resolve_corpus", lambda *_, **__: "kept out")
     monkeypatch.setattr(ladder, "TUNING", TINY_BUDGET)
     monkeypatch.setitem(ladder.MODES, "quick", {

@@ -51,21 +51,17 @@ class LadderTask:
     # `same` and an `other` pair each time, so a class holds 3 per library
     parts: int
     sources: dict  # {label: module patterns}: the modules whose documentation it reads
-    # pretraining corpora -> the documents its rows are cut from, without those corpora's sentences, as the
-    # builder cuts them: {label: [[sentence, ...] per document]}
-    documents: Callable
 
-
-def documentation(labels):
-    """What `LadderTask.documents` reads for a task cut from these modules' docstrings."""
-    return lambda pretraining_corpus: labelled_documents(corpus_sentences(pretraining_corpus), labels)
+    def documents(self, pretraining_corpus):
+        """{label: [[sentence, ...] per document]}: the documents its rows are cut from, without the sentences
+        of the pretraining corpora, as its builder reads them."""
+        return labelled_documents(corpus_sentences(pretraining_corpus), self.sources)
 
 
 LADDER_TASKS = {
-    "package-topics": LadderTask(build_package_topics, 1, package_topics.LABELS, documentation(package_topics.LABELS)),
-    "doc-pairs": LadderTask(build_document_pairs, 3, package_topics.LABELS, documentation(package_topics.LABELS)),
-    "dependency-topics": LadderTask(build_dependency_topics, 1, dependency_topics.LABELS,
-                                    documentation(dependency_topics.LABELS)),
+    "package-topics": LadderTask(build_package_topics, 1, package_topics.LABELS),
+    "doc-pairs": LadderTask(build_document_pairs, 3, package_topics.LABELS),
+    "dependency-topics": LadderTask(build_dependency_topics, 1, dependency_topics.LABELS),
 }
 TASK_SEED = 0  # which documents are held out, and which rows validate: the same for every rung, size and seed
 SPLITS_FILE = "splits.json"
@@ -131,11 +127,11 @@ def find_test_documents(task, test_file, kept_out, sources):
     rows meet them, a pair's two sentences each with its own. The test set is resampled document by document.
     sources: the versions of the packages the rows were cut from ({distribution: version}), which the
     documents must be read from again."""
-    if source_versions(LADDER_TASKS[task].sources) != sources:
+    installed = source_versions(LADDER_TASKS[task].sources)
+    if installed != sources:
         raise DataError(f"{test_file} was cut from {versions_text(sources)}, this environment has "
-                        f"{versions_text(source_versions(LADDER_TASKS[task].sources))}: the documents of its rows "
-                        "are read from the packages themselves, so install those versions, or cut the tasks "
-                        "again in a new --out")
+                        f"{versions_text(installed)}: the documents of its rows are read from the packages "
+                        "themselves, so install those versions, or cut the tasks again in a new --out")
     documents = first_occurrences(LADDER_TASKS[task].documents(kept_out_corpora(kept_out)))
     where = {" ".join(sentence.split()): (label, index)  # as write_tsv wrote it
              for label, docs in documents.items() for index, doc in enumerate(docs) for sentence in doc}
