@@ -189,10 +189,10 @@ def processes_at_work(out_dir):
     return len({pid for pid in owners if pid_is_running(pid)} | {os.getpid()})
 
 
-def saved_record(experiment, mode, out_dir, arm, seed, say):
-    """The whole saved record of run (arm, seed), or None (read_record)."""
+def saved_record(experiment, mode, settings, out_dir, arm, seed, say):
+    """The whole saved record of run (arm, seed) made with `settings`, or None (read_record)."""
     return read_record(run_path(out_dir, arm, seed), {
-        "experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "settings": experiment.settings(mode)},
+        "experiment": experiment.name, "mode": mode, "arm": arm, "seed": seed, "settings": settings},
         experiment.measured(mode, arm), say)
 
 
@@ -209,7 +209,7 @@ def saved_records(experiment, mode, seeds, out_dir, say):
     check_folder_is_its_own(out_dir, experiment.name, mode, settings)
     plan = ([(arm, seed) for arm in arms for seed in range(seeds)] if experiment.seeds_inner
             else [(arm, seed) for seed in range(seeds) for arm in arms])
-    return {(arm, seed): saved_record(experiment, mode, out_dir, arm, seed, say) for arm, seed in plan}
+    return {(arm, seed): saved_record(experiment, mode, settings, out_dir, arm, seed, say) for arm, seed in plan}
 
 
 def time_left(records, kind_of):
@@ -278,7 +278,7 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
                 continue  # another process is making it
             try:
                 # saved since this process looked, by a process that has let its claim go
-                records[(arm, seed)] = saved_record(experiment, mode, out_dir, arm, seed, progress.message)
+                records[(arm, seed)] = saved_record(experiment, mode, settings, out_dir, arm, seed, progress.message)
                 if records[(arm, seed)] is None:
                     make_run(arm, seed, index)
             finally:
@@ -293,6 +293,6 @@ def run_experiment(experiment, mode, seeds, out_dir, stream=None, live=None, com
     progress.close()
     for arm, seed in plan:  # the runs other processes made meanwhile
         if records[(arm, seed)] is None:
-            records[(arm, seed)] = saved_record(experiment, mode, out_dir, arm, seed, progress.message)
+            records[(arm, seed)] = saved_record(experiment, mode, settings, out_dir, arm, seed, progress.message)
     return [records[key] for key in plan if records[key] is not None]
 
