@@ -302,7 +302,8 @@ def experiment_command(arguments, capsys):
 
 def test_so_far_reports_the_saved_runs_of_a_stopped_experiment_and_runs_none(tmp_path, monkeypatch, capsys):
     """`--so-far` on a stopped experiment: the runs saved so far, in results-so-far.json (with how many runs
-    the experiment plans) and its picture, nothing run, the runs untouched; an empty folder is refused."""
+    the experiment plans, and each run's threads) and its picture, nothing run, the runs untouched; an empty
+    folder is refused."""
     monkeypatch.setattr("minibert.cli.experiment.load_experiment", lambda name: stub())
     arguments = ["masking", "--seeds", "2", "--out", tmp_path]
     status, _, err = experiment_command([*arguments, "--so-far"], capsys)
@@ -317,7 +318,7 @@ def test_so_far_reports_the_saved_runs_of_a_stopped_experiment_and_runs_none(tmp
     assert saved["runs_planned"] == 2 * len(ARMS) and len(saved["runs"]) == 3
     kept = [json.loads(data) for path, data in before.items() if path.suffix == ".json"]
     assert sorted(saved["runs"], key=lambda run: (run["arm"], run["seed"])) == [
-        {key: record[key] for key in ("arm", "seed", "metrics", "seconds")} for record in kept]
+        {key: record[key] for key in ("arm", "seed", "metrics", "seconds", "threads")} for record in kept]
     assert (tmp_path / "experiment-masking-so-far.svg").is_file() and not (tmp_path / "results.json").exists()
     assert {path: data for path, data in contents(tmp_path).items() if path in before} == before
 

@@ -2,7 +2,8 @@
 picture, `experiment-<name>.svg`, one panel per metric with every seed's value and each arm's mean.
 
 results.json holds the command, the date (UTC), the CPU (model, vector ISA, cores), the settings, every
-run's values and seconds, and the summary (mean, sample standard deviation, min, max, n per arm and metric).
+run's values, seconds and threads (where its record names them), and the summary (mean, sample standard
+deviation, min, max, n per arm and metric).
 `made_by` counts the runs each command made: one command, resumed as often as needed, makes them all, and a
 run whose record names no command (made before records named theirs, or by other means) is counted as such.
 `made_with` counts the runs each version of the code made (code_version.py): a run resumed days later under
@@ -36,7 +37,8 @@ def results_record(experiment, mode, records, command, out_dir=None):
         "made_by": dict(Counter(record.get("command") or NO_COMMAND for record in records)),
         "made_with": [{"code": json.loads(code), "runs": count} for code, count in Counter(
             json.dumps(record.get("code") or NO_CODE, sort_keys=True) for record in records).items()],
-        "runs": [{key: record[key] for key in ("arm", "seed", "metrics", "seconds")} for record in records],
+        "runs": [{key: record[key] for key in ("arm", "seed", "metrics", "seconds", "threads") if key in record}
+                 for record in records],
         "summary": {arm: {metric: summary.to_dict() for metric, summary in by_metric.items()}
                     for arm, by_metric in summaries.items()},
         **({"provenance": experiment.provenance(out_dir)}
