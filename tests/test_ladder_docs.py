@@ -45,7 +45,7 @@ def tables(section):
     found, title, rows = [], "", []
     for line in section.splitlines() + [""]:
         if line.startswith("|"):
-            if not set(line) <= set("|-"):
+            if not set(line) <= set("|-: "):  # a separator line, with its alignment
                 rows.append([cell.strip() for cell in line.strip("|").split("|")])
             continue
         if rows:
@@ -121,10 +121,13 @@ def test_every_table_of_the_ladder_section_is_its_stored_record():
                                f"quick, {column}, {row[0]}")
                     checked += 1
             continue
-        assert header[0] == "way, a class", f"a table the test does not know how to read: {header}"
         # a table of another record than the stored full one names its file in its title
         named = re.search(r"figures/(experiment-ladder[\w-]*\.json)", title)
         stored = record(named.group(1) if named else "experiment-ladder.json")
+        if header[:2] == ["way", "rungs"]:  # what the runs took
+            checked += check_cost_table(body, stored, title)
+            continue
+        assert header[0] == "way, a class", f"a table the test does not know how to read: {header}"
         task = re.match(r"\*\*([\w-]+)", title).group(1)
         protocol = "protocol" in stored["settings"]
         shown = set()
@@ -140,6 +143,26 @@ def test_every_table_of_the_ladder_section_is_its_stored_record():
         # and no arm of the task is left out of its table
         assert {run["arm"] for run in stored["runs"] if f"-{task}-" in run["arm"]} <= shown, task
     assert checked >= 3 * 4 + 3 * 10 * 5  # the quick table and the three full ones, every cell
+
+
+def check_cost_table(rows, stored, title):
+    """A table of what the runs took: each row's count, median, range and hours against the record's own
+    seconds, its runs grouped by way, MiniLM or a mini rung, and threads; every run in one row."""
+    seconds = {}
+    for run in stored["runs"]:
+        rung, rest = run["arm"].split("-", 1)
+        way = WAYS[rest.rsplit("-", 2)[1]]
+        rungs = RUNGS["minilm"] if rung == "minilm" else "the mini rungs"
+        group = (way, rungs, str(run.get("threads", "not recorded")))
+        seconds.setdefault(group, []).append(run["seconds"])
+    for row in rows:
+        times = seconds.pop(tuple(row[:3]), [])
+        median, low, high = (float(number) for number in re.match(r"(\d+) \((\d+)-(\d+)\)", row[4]).groups())
+        assert int(row[3]) == len(times), (title, row)
+        assert [median, low, high] == pytest.approx([np.median(times), min(times), max(times)], abs=0.5), (title, row)
+        assert float(row[5]) == pytest.approx(sum(times) / 3600, abs=0.05), (title, row)
+    assert not seconds, f"{title}: runs in no row: {sorted(seconds)}"
+    return len(rows)
 
 
 def test_the_figures_of_lesson_22s_prose_are_the_stored_records():

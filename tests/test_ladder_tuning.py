@@ -25,7 +25,7 @@ from minibert.experiments.bootstrap import (
 )
 from minibert.experiments.ladder_figure import ladder_svg
 from minibert.experiments.ladder_provenance import describe_checkpoint, pin_checkpoints
-from minibert.experiments.ladder_table import ladder_cells, markdown_tables
+from minibert.experiments.ladder_table import cost_table, ladder_cells, markdown_tables
 from minibert.experiments.runner import run_experiment
 from minibert.finetune import FineTuneConfig
 from minibert.finetune.linear_probe import RIDGE_GRID, fit_chosen_on_held_out, fit_linear_classifier, last_best, predict
@@ -120,6 +120,22 @@ def test_no_gain_is_reported_against_a_run_that_learned_nothing():
     learned = ladder_cells(protocol_record(learned_random=True))[("doc-pairs", "finetune", "30", "minilm")]
     assert learned.gain == pytest.approx(30.0) and learned.gain_interval[0] <= 30.0 <= learned.gain_interval[1]
     assert "(+30.0 [" in markdown_tables(protocol_record(learned_random=True))["doc-pairs"]
+
+
+def test_the_cost_table_gives_each_group_of_runs_its_median_and_range():
+    """Runs apart by way, by MiniLM or a mini rung, and by threads; the median, not the mean, of a group
+    where one run was slowed (3 runs of 100, 110 and 400 s: median 110)."""
+    runs = [{"arm": arm, "seed": seed, "seconds": seconds, **({"threads": threads} if threads else {})}
+            for arm, seed, seconds, threads in [
+                ("random-doc-pairs-finetune-30", 0, 100.0, 1), ("15min-doc-pairs-finetune-30", 0, 400.0, 1),
+                ("60min-doc-pairs-finetune-100", 1, 110.0, 1), ("minilm-doc-pairs-finetune-30", 0, 900.0, 1),
+                ("random-doc-pairs-probe-30", 0, 2.0, None), ("random-doc-pairs-finetune-30", 1, 50.0, 2)]]
+    rows = [line.split(" | ") for line in cost_table({"runs": runs}).splitlines()[2:]]
+    assert [row[:4] for row in rows] == [["| fine-tuned", "the mini rungs", "1", "3"],
+                                         ["| fine-tuned", "the mini rungs", "2", "1"],
+                                         ["| fine-tuned", "all-MiniLM-L6-v2", "1", "1"],
+                                         ["| linear probe", "the mini rungs", "not recorded", "1"]]
+    assert rows[0][4:] == ["110 (100-400)", "0.2 |"] and rows[2][4:] == ["900 (900-900)", "0.2 |"]
 
 
 def test_the_figure_gives_each_rung_one_look_on_every_panel():

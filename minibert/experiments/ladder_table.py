@@ -7,6 +7,7 @@ cells are `mean ± std (gain)`. One made with the protocol reports test accuracy
 interval over the test set (bootstrap.py), of the score and of the gain, and say when runs learned nothing;
 no gain is reported against an arm with such a run. The test set is resampled document by document when the
 record holds its documents (results.json's provenance, from each task's splits.json), else example by example.
+What the runs cost is read from the records too: each run's own seconds (`cost_table`).
 """
 
 from dataclasses import dataclass
@@ -104,3 +105,24 @@ def markdown_tables(record):
                                  + " | ".join(cell_text(cell) if cell else "" for cell in row) + " |")
         tables[task] = "\n".join(lines)
     return tables
+
+
+def cost_table(record):
+    """The markdown table of what `record`'s runs took, from each run's own `seconds`: a row per way, the mini
+    rungs apart from MiniLM (6 layers of width 384 against 4 of 256), and runs apart by the threads they ran on
+    (a record made before runs named theirs says "not recorded"); a run's median and range, and the hours of
+    all of them. Medians, so that a run slowed by other work on the machine does not set the figure."""
+    groups = {}
+    for run in record["runs"]:
+        rung, _, way, _ = parse_arm(run["arm"])
+        groups.setdefault((way, rung == "minilm", run.get("threads")), []).append(run["seconds"])
+    lines = ["| way | rungs | threads | runs | seconds a run: median (range) | hours, all runs |",
+             "|---|---|---|---:|---|---:|"]
+    ways = list(WAYS)
+    for (way, minilm, threads), seconds in sorted(groups.items(),
+                                                  key=lambda item: (ways.index(item[0][0]), item[0][1],
+                                                                    item[0][2] or 0)):
+        rungs = RUNGS["minilm"] if minilm else "the mini rungs"
+        lines.append(f"| {WAYS[way]} | {rungs} | {threads or 'not recorded'} | {len(seconds)} | "
+                     f"{np.median(seconds):.0f} ({min(seconds):.0f}-{max(seconds):.0f}) | {sum(seconds) / 3600:.1f} |")
+    return "\n".join(lines)
