@@ -6,9 +6,11 @@ install, the data and the kernels' compilation included).
     python bench/readme_commands.py --runs 3 --only tests     # the test command alone
     python bench/readme_commands.py --dry-run                 # print the commands it would time, run nothing
 
-It prints each run's wall time with the load average before and after it, then each command's median and
-range: the figures the README quotes are those medians (a figure of one run is a best or a worst day, not a
-typical one). The commands are read from the README itself ("Two commands"), so what is timed is what a
+It prints each run's wall time with the load average before and after it, and what the run ended with (the
+pretraining's last held-out evaluation: its step, masked-LM and NSP accuracy; pytest's summary line), then
+each command's median and range, and the pretraining's median accuracy and steps with their ranges: the
+figures the README quotes are those medians (a figure of one run is a best or a worst day, not a typical
+one). The commands are read from the README itself ("Two commands"), so what is timed is what a
 reader runs. Each clone is removed after its run; a run that fails keeps its clone and log, and is left out of
 the median.
 """
@@ -28,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+
+from minibert.train.logs import LOG_FILE, read_log  # noqa: E402
 
 NAMES = ("main", "tests")  # the README's first command, then its second
 
@@ -66,6 +70,21 @@ def time_command(command, folder, pip_cache):
     return time.perf_counter() - started, status
 
 
+def pretraining_result(folder):
+    """The last held-out evaluation of the pretraining the main command made in `folder` (its log's last
+    `eval` record), or None when there is not exactly one run folder with one."""
+    logs = list((folder / "runs").glob(f"*/{LOG_FILE}"))
+    evaluations = [record for record in read_log(logs[0]) if record["kind"] == "eval"] if len(logs) == 1 else []
+    return evaluations[-1] if evaluations else None
+
+
+def pytest_summary(folder):
+    """pytest's last summary line ("2379 passed, 4 skipped in 1442.12s (0:24:02)") in the run's log."""
+    text = (folder.parent / "run.log").read_text(encoding="utf-8", errors="replace")
+    lines = [line.strip("= ") for line in text.splitlines() if re.match(r"=+ .*\d+ (passed|failed).* in ", line)]
+    return lines[-1] if lines else "no pytest summary line in the log"
+
+
 def minutes(seconds):
     return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
 
@@ -91,27 +110,42 @@ def main():
         print(f"  {name}: {commands[name]}")
     if arguments.dry_run:
         return
-    seconds = {name: [] for name in names}
+    seconds, evaluations = {name: [] for name in names}, []  # evaluations: the main command's last ones
     for run in range(1, arguments.runs + 1):
         for name in names:  # alternating, so a slow hour of the machine does not fall on one command only
             folder = fresh_clone(commit, arguments.workdir)
             before = os.getloadavg()[0]
             took, status = time_command(commands[name], folder, arguments.pip_cache)
             after = os.getloadavg()[0]
+            evaluation = pretraining_result(folder) if name == "main" else None
+            if name == "main":
+                reported = ("no held-out evaluation in runs/*/" + LOG_FILE if evaluation is None else
+                            f"held-out MLM {100 * evaluation['mlm_accuracy']:.1f}%, NSP "
+                            f"{100 * evaluation['nsp_accuracy']:.1f}% at step {evaluation['step']:,}")
+            else:
+                reported = pytest_summary(folder)
             if status == 0:
                 seconds[name].append(took)
+                if evaluation is not None:
+                    evaluations.append(evaluation)
                 shutil.rmtree(folder.parent)
                 outcome = ""
             else:
                 outcome = f"  FAILED (exit {status}; kept: {folder.parent / 'run.log'})"
             print(f"run {run}/{arguments.runs}  {name:5}  {minutes(took)} ({took:.0f} s)  load average "
-                  f"{before:.2f} before, {after:.2f} after{outcome}", flush=True)
+                  f"{before:.2f} before, {after:.2f} after; {reported}{outcome}", flush=True)
     for name, times in seconds.items():
         if times:
             print(f"{name}: median {minutes(statistics.median(times))} of {len(times)} runs "
                   f"(range {minutes(min(times))}-{minutes(max(times))})")
         else:
             print(f"{name}: no run succeeded")
+    if evaluations:
+        accuracies = [100 * evaluation["mlm_accuracy"] for evaluation in evaluations]
+        steps = [evaluation["step"] for evaluation in evaluations]
+        print(f"main: held-out MLM accuracy median {statistics.median(accuracies):.1f}% (range "
+              f"{min(accuracies):.1f}-{max(accuracies):.1f}), steps median {statistics.median(steps):,.0f} "
+              f"(range {min(steps):,}-{max(steps):,})")
     return 0 if all(len(times) == arguments.runs for times in seconds.values()) else 1
 
 
