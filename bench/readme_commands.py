@@ -81,7 +81,8 @@ def pretraining_result(folder):
 def pytest_summary(folder):
     """pytest's last summary line ("2379 passed, 4 skipped in 1442.12s (0:24:02)") in the run's log."""
     text = (folder.parent / "run.log").read_text(encoding="utf-8", errors="replace")
-    lines = [line.strip("= ") for line in text.splitlines() if re.match(r"=+ .*\d+ (passed|failed).* in ", line)]
+    # "= 2379 passed ... =" in pytest's default output, the bare line under -q
+    lines = [line.strip("= ") for line in text.splitlines() if re.match(r"=* ?\d+ (passed|failed)\b.* in ", line)]
     return lines[-1] if lines else "no pytest summary line in the log"
 
 
