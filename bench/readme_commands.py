@@ -118,13 +118,13 @@ def main():
             before = os.getloadavg()[0]
             took, status = time_command(commands[name], folder, arguments.pip_cache)
             after = os.getloadavg()[0]
-            evaluation = pretraining_result(folder) if name == "main" else None
             if name == "main":
+                evaluation = pretraining_result(folder)
                 reported = ("no held-out evaluation in runs/*/" + LOG_FILE if evaluation is None else
                             f"held-out MLM {100 * evaluation['mlm_accuracy']:.1f}%, NSP "
                             f"{100 * evaluation['nsp_accuracy']:.1f}% at step {evaluation['step']:,}")
             else:
-                reported = pytest_summary(folder)
+                evaluation, reported = None, pytest_summary(folder)
             if status == 0:
                 seconds[name].append(took)
                 if evaluation is not None:

@@ -116,13 +116,14 @@ def cost_table(record):
     for run in record["runs"]:
         rung, _, way, _ = parse_arm(run["arm"])
         groups.setdefault((way, rung == "minilm", run.get("threads")), []).append(run["seconds"])
+    def order(group):  # the ways as WAYS has them, the mini rungs first, then by threads
+        way, minilm, threads = group
+        return list(WAYS).index(way), minilm, threads or 0
+
     lines = ["| way | rungs | threads | runs | seconds a run: median (range) | hours, all runs |",
              "|---|---|---|---:|---|---:|"]
-    ways = list(WAYS)
-    for (way, minilm, threads), seconds in sorted(groups.items(),
-                                                  key=lambda item: (ways.index(item[0][0]), item[0][1],
-                                                                    item[0][2] or 0)):
-        rungs = RUNGS["minilm"] if minilm else "the mini rungs"
+    for way, minilm, threads in sorted(groups, key=order):
+        seconds, rungs = groups[(way, minilm, threads)], RUNGS["minilm"] if minilm else "the mini rungs"
         lines.append(f"| {WAYS[way]} | {rungs} | {threads or 'not recorded'} | {len(seconds)} | "
                      f"{np.median(seconds):.0f} ({min(seconds):.0f}-{max(seconds):.0f}) | {sum(seconds) / 3600:.1f} |")
     return "\n".join(lines)
