@@ -83,22 +83,35 @@ def tuned_fine_tuning(start, files, train_path, seed, trial_dir, settings):
             write_trial(trial_dir, rate, trials[rate])
             if kept is None or trials[rate]["validation_accuracy"] > trials[kept[0]]["validation_accuracy"]:
                 kept = (rate, task, model)
-    # the best on validation; on a tie the first rate, the smaller
-    chosen = max(budget["learning_rates"], key=lambda rate: (trials[rate]["validation_accuracy"], -rate))
+    chosen = chosen_rate(trials)
     if kept is not None and kept[0] == chosen:
         task, model = kept[1:]
     else:  # its model was made before a stop: made again, the same seed giving the same weights
         task, model, _ = fine_tune_once(start, files, train_path, seed, chosen, trial_dir, settings)
-    test_examples = task.read(files.test)
-    features = task.encode(test_examples)
+    return tuned_outcome(trials, chosen, correct_on_test(task, model, files), read_rows(files.validation))
+
+
+def chosen_rate(trials):
+    """The learning rate ({rate: trial}) whose fine-tuning is best on validation; on a tie the smaller."""
+    return max(trials, key=lambda rate: (trials[rate]["validation_accuracy"], -rate))
+
+
+def correct_on_test(task, model, files):
+    """Which test examples `model` gets right: the one time a run reads the test split."""
+    features = task.encode(task.read(files.test))
     guesses = task.scores(model, features).argmax(axis=-1)
-    correct = [int(guess) == feature["label"] for guess, feature in zip(guesses, features, strict=True)]
+    return [int(guess) == feature["label"] for guess, feature in zip(guesses, features, strict=True)]
+
+
+def tuned_outcome(trials, chosen, correct, validation_rows):
+    """A tuned run's metrics (outcome): the chosen rate's fine-tuning scored on test (`correct`), and every
+    trial's rate, best epoch and validation accuracy, so that the choice can be checked."""
     best = trials[chosen]
-    metrics = outcome(best["validation_accuracy"] / 100, read_rows(files.validation), correct,
+    metrics = outcome(best["validation_accuracy"] / 100, validation_rows, correct,
                       {"learning_rate": chosen, "epoch": best["best_epoch"], "epochs": best["epochs"]})
     return {**metrics, "warning": best["warning"],
-            "trials": [{key: trials[rate][key] for key in ("learning_rate", "best_epoch", "validation_accuracy",
-                                                           "warning")} for rate in budget["learning_rates"]]}
+            "trials": [{key: trial[key] for key in ("learning_rate", "best_epoch", "validation_accuracy", "warning")}
+                       for trial in trials.values()]}
 
 
 def fine_tune_once(start, files, train_path, seed, rate, trial_dir, settings):
