@@ -115,6 +115,7 @@ def main():
                          f"{arguments.size} a class: the gains are read against them")
     results = ladder_results(arguments.ladder)
     print(describe_cpu())
+    code = code_version()  # the code the fine-tunings are made with, read before they start
     trials_dir = arguments.out.with_name(arguments.out.stem + "-trials")
     extended = []
     for run in runs:
@@ -131,7 +132,7 @@ def main():
     record = {"experiment": "ladder", "mode": "full", "command": "python " + " ".join(sys.argv),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
               "ladder": {"command": results["command"], "date": results["date"], "runs": len(runs)},
-              "settings": settings, "code": code_version(), "threads": numba.config.NUMBA_NUM_THREADS,
+              "settings": settings, "code": code, "threads": numba.config.NUMBA_NUM_THREADS,
               "runs": [{key: run[key] for key in ("arm", "seed", "metrics")} for run in extended],
               "provenance": {**results["provenance"],
                              "tasks": {arguments.task: results["provenance"]["tasks"][arguments.task]}}}
