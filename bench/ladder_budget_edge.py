@@ -11,7 +11,7 @@ model chosen is scored on test. When the new rate is not chosen, the chosen mode
 its test score (the run's record holds which test examples it got right); when it is, its model is scored.
 
     python bench/ladder_budget_edge.py --ladder runs/experiments/ladder-full --task package-topics \\
-        --out docs/figures/experiment-ladder-budget-edge.json
+        --out docs/figures/experiment-ladder-budget-edge-package-topics.json
 
 It writes a record in results.json's form (the runs with the budget extended, the ladder's provenance), which
 ladder_table.py reads as it reads the ladder's: the table, the gains over random weights and their intervals.
@@ -96,7 +96,9 @@ def above_budget(run, ladder, rate, trials_dir):
         correct = unpack_correct(run["metrics"]["test_correct"], run["metrics"]["test_examples"]).tolist()
     metrics = tuned_outcome(trials, chosen, correct, read_rows(files.validation))
     counted = {key: run["metrics"][key] for key in ("train_examples", "per_class")}
-    return {**run, "metrics": {**metrics, **counted}}
+    # the added rate's fine-tuning whole, its evaluations too: how it went, not only where it peaked
+    added = {key: value for key, value in trials[rate].items() if key != "settings"}
+    return {**run, "metrics": {**metrics, **counted}, "added_trial": added}
 
 
 def main():
@@ -133,7 +135,7 @@ def main():
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
               "ladder": {"command": results["command"], "date": results["date"], "runs": len(runs)},
               "settings": settings, "code": code, "threads": numba.config.NUMBA_NUM_THREADS,
-              "runs": [{key: run[key] for key in ("arm", "seed", "metrics")} for run in extended],
+              "runs": [{key: run[key] for key in ("arm", "seed", "metrics", "added_trial")} for run in extended],
               "provenance": {**results["provenance"],
                              "tasks": {arguments.task: results["provenance"]["tasks"][arguments.task]}}}
     write_record(arguments.out, record)
