@@ -187,3 +187,43 @@ def test_the_figures_of_lesson_22s_prose_are_the_stored_records():
     said = [float(number) for number in re.findall(r"(?<![\d.])\d+\.\d(?!\d)", prose)]
     assert said, "the prose names no figure"
     assert [number for number in said if number not in figures] == []
+
+
+def test_what_the_docs_say_of_a_rate_above_the_budget_is_its_record():
+    """The budget's edge (bench/ladder_budget_edge.py): how often the added rate was chosen, and how far below
+    the chosen rate's its validation accuracy fell, for the pretrained rungs and for random weights, as the
+    records of the tables that name them say."""
+    section = ladder_section()
+    paragraph = section[section.index("**The budget's edge.**"):]
+    paragraph = paragraph[:paragraph.index("\n\n")]
+    named = sorted(set(re.findall(r"figures/(experiment-ladder-budget-edge[\w-]*\.json)", section)))
+    assert named, "no table of a rate above the budget"
+    runs = [run for name in named for run in record(name)["runs"]]
+    added = {rate for name in named for rate in record(name)["settings"]["tuning"]["learning_rates"][3:]}
+    assert len(added) == 1, added
+    added = added.pop()
+    chosen = sum(run["metrics"]["chosen"]["learning_rate"] == added for run in runs)
+    said = re.search(r"chosen in (\d+) of the (\d+) runs", paragraph)
+    assert (int(said.group(1)), int(said.group(2))) == (chosen, len(runs)), said.group()
+    below = {}
+    for run in runs:
+        trials = {trial["learning_rate"]: trial["validation_accuracy"] for trial in run["metrics"]["trials"]}
+        budget = max(accuracy for rate, accuracy in trials.items() if rate != added)
+        below.setdefault(run["arm"].startswith("random-"), []).append(budget - trials[added])
+    spans = re.search(rf"by ({NUMBER}) to ({NUMBER}) points for the pretrained rungs, by ({NUMBER}) to ({NUMBER}) for "
+                      "random weights", paragraph.replace("\n", " "))
+    assert [float(number) for number in spans.groups()] == pytest.approx(
+        [min(below[False]), max(below[False]), min(below[True]), max(below[True])], abs=0.05), spans.group()
+    # "k of the n runs end on the plateau, at LOW to HIGH% on validation ... the training loss at A to B"
+    plateau = re.search(rf"(\d+) of the (\d+) runs end on the plateau, at ({NUMBER}) to ({NUMBER})% on validation "
+                        r".*? the training loss at (\d\.\d\d) to (\d\.\d\d)", paragraph.replace("\n", " "))
+    last = [run["added_trial"]["history"][-1] for run in runs]
+    ends = sorted((evaluation["validation_accuracy"], evaluation["train_loss"]) for evaluation in last)
+    at_chance = [end for end in ends if end[0] <= float(plateau.group(4)) + 0.05]
+    assert (int(plateau.group(1)), int(plateau.group(2))) == (len(at_chance), len(runs)), plateau.group()
+    assert [at_chance[0][0], at_chance[-1][0]] == pytest.approx([float(plateau.group(3)), float(plateau.group(4))],
+                                                                abs=0.05), plateau.group()
+    assert ends[len(at_chance)][0] > 50, ends  # the next run off the plateau: the count is not a cut in a crowd
+    losses = [loss for _, loss in at_chance]
+    said_losses = [float(plateau.group(5)), float(plateau.group(6))]
+    assert [min(losses), max(losses)] == pytest.approx(said_losses, abs=0.005 + 1e-9), (losses, plateau.group())
