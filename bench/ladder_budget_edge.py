@@ -15,8 +15,8 @@ its test score (the run's record holds which test examples it got right); when i
 
 It writes a record in results.json's form (the runs with the budget extended, the ladder's provenance), which
 ladder_table.py reads as it reads the ladder's: the table, the gains over random weights and their intervals.
-Each new fine-tuning is saved as it ends (beside the record, in `<record>-trials/`), so a stopped run goes
-on where it stopped.
+Each new fine-tuning is saved as it ends, in the ladder folder beside the budget's (`trials-lr<rate>/`, the
+record going where --out says: docs/figures holds no logs), so a stopped run goes on where it stopped.
 """
 
 import argparse
@@ -118,7 +118,7 @@ def main():
     results = ladder_results(arguments.ladder)
     print(describe_cpu())
     code = code_version()  # the code the fine-tunings are made with, read before they start
-    trials_dir = arguments.out.with_name(arguments.out.stem + "-trials")
+    trials_dir = arguments.ladder / f"{TRIALS_FOLDER}-lr{arguments.rate:g}"
     extended = []
     for run in runs:
         started = time.perf_counter()
