@@ -18,6 +18,7 @@ import pytest
 from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
 from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name
 from minibert.experiments.ladder_table import documents_of_test_rows
+from minibert.finetune.plateau import chance_margin
 from tests.helpers import ROOT
 
 FIGURES = ROOT / "docs" / "figures"
@@ -227,3 +228,14 @@ def test_what_the_docs_say_of_a_rate_above_the_budget_is_its_record():
     losses = [loss for _, loss in at_chance]
     said_losses = [float(plateau.group(5)), float(plateau.group(6))]
     assert [min(losses), max(losses)] == pytest.approx(said_losses, abs=0.005 + 1e-9), (losses, plateau.group())
+
+
+def test_the_docs_bar_for_learned_something_is_plateaus_test():
+    """The scores the protocol's bullet gives as the bar a run must pass on validation are plateau.py's, on the
+    validation splits of the rerun's record (100 a class: 300 topic sentences, 200 pairs)."""
+    said = re.search(r"(\d+\.\d)% on a topic task's (\d+) validation sentences, (\d+\.\d)% on doc-pairs' (\d+) "
+                     "validation pairs", ladder_section().replace("\n  ", " "))
+    per_class = record("experiment-ladder-rerun-so-far.json")["settings"]["validation_per_class"]
+    assert (int(said.group(2)), int(said.group(4))) == (3 * per_class, 2 * per_class)
+    for bar, chance, count in ((said.group(1), 1 / 3, 3 * per_class), (said.group(3), 1 / 2, 2 * per_class)):
+        assert float(bar) == pytest.approx(100 * (chance + chance_margin(chance, count)), abs=0.05), said.group()
