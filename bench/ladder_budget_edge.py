@@ -1,9 +1,9 @@
-"""The tuning budget's edge: would a learning rate above the ladder's budget change what it found?
+"""The tuning budget's edge: would a learning rate beyond the ladder's budget change what it found?
 
 The ladder gives every rung the same three learning rates (ladder_tuning.TUNING: 1e-4, 3e-4, 1e-3) and
-chooses among them on validation. When a rung keeps choosing the largest, its search may have stopped short
-of its best rate, and its score, with the gains read from it, may be too low; when random weights choose
-inside the budget, theirs is not. A reviewer asks whether a rate above the budget would have been chosen, and
+chooses among them on validation. When a rung keeps choosing the largest (or the smallest), its search may
+have stopped short of its best rate, and its score, with the gains read from it, may be too low; a rung that
+chooses inside the budget is not. A reviewer asks whether a rate beyond the budget would have been chosen, and
 whether the findings move. This answers it for one task and size of a ladder folder's finished runs: each
 run (rung and seed) is fine-tuned once more at --rate, with the run's own recipe, examples and seed, as the
 ladder would have; the rate is chosen again on validation among the budget's rates and this one; and the
@@ -106,7 +106,8 @@ def main():
     parser.add_argument("--ladder", type=Path, required=True, help="a ladder folder (experiment ladder --full --out)")
     parser.add_argument("--task", default="package-topics", choices=list(LADDER_TASKS))
     parser.add_argument("--size", default=HEADLINE_SIZE, help="examples a class (30, 100, 300, all)")
-    parser.add_argument("--rate", type=float, default=3e-3, help="the learning rate added to the budget")
+    parser.add_argument("--rate", type=float, default=3e-3,
+                        help="the learning rate added to the budget: above it (3e-3) or below it (3e-5)")
     parser.add_argument("--rungs", nargs="+", default=["random", "15min", "60min", "60min_large"],
                         choices=[rung for rung in RUNGS if not rung.startswith("15min_")])
     parser.add_argument("--out", type=Path, required=True, help="the record to write (JSON)")
@@ -128,13 +129,14 @@ def main():
               f"{chosen['chosen']['learning_rate']:g}; test {before['accuracy']:.1f} -> {chosen['accuracy']:.1f} "
               f"({time.perf_counter() - started:.0f} s)", flush=True)
     settings = dict(runs[0]["settings"])
-    rates = settings["tuning"]["learning_rates"] + [arguments.rate]
+    rates = sorted(settings["tuning"]["learning_rates"] + [arguments.rate])
     settings.update(tuning={**settings["tuning"], "learning_rates": rates}, tasks=[arguments.task],
                     sizes=[arguments.size], rungs=arguments.rungs)
     record = {"experiment": "ladder", "mode": "full", "command": "python " + " ".join(sys.argv),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
               "ladder": {"command": results["command"], "date": results["date"], "runs": len(runs)},
-              "settings": settings, "code": code, "threads": numba.config.NUMBA_NUM_THREADS,
+              "added_rate": arguments.rate, "settings": settings, "code": code,
+              "threads": numba.config.NUMBA_NUM_THREADS,
               "runs": [{key: run[key] for key in ("arm", "seed", "metrics", "added_trial")} for run in extended],
               "provenance": {**results["provenance"],
                              "tasks": {arguments.task: results["provenance"]["tasks"][arguments.task]}}}
