@@ -6,7 +6,9 @@ weights and "learned nothing" are recomputed from the runs of the record the tab
 record are read. One made before issue 52's protocol (settings without `protocol`, the 378 runs stored in
 docs/figures/experiment-ladder.json until the rerun replaces it) reports dev accuracy; one made with it
 reports test accuracy, with bootstrap intervals and the runs that learned nothing, and no gain may be shown
-against an arm with such a run.
+against an arm with such a run. Each stored record of the protocol is also read run by run (a run's score,
+its choice and its `learned` against its own trials and test answers), and the figures the prose gives of the
+budget's edge and of the bar for "learned nothing" against their records and plateau.py.
 """
 
 import json
@@ -16,7 +18,7 @@ import numpy as np
 import pytest
 
 from minibert.experiments.bootstrap import bootstrap_interval, unpack_correct
-from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name
+from minibert.experiments.ladder_arms import RUNGS, WAYS, arm_name, parse_arm
 from minibert.experiments.ladder_table import documents_of_test_rows
 from minibert.finetune.plateau import chance_margin
 from tests.helpers import ROOT
@@ -239,3 +241,30 @@ def test_the_docs_bar_for_learned_something_is_plateaus_test():
     assert (int(said.group(2)), int(said.group(4))) == (3 * per_class, 2 * per_class)
     for bar, chance, count in ((said.group(1), 1 / 3, 3 * per_class), (said.group(3), 1 / 2, 2 * per_class)):
         assert float(bar) == pytest.approx(100 * (chance + chance_margin(chance, count)), abs=0.05), said.group()
+
+
+def test_every_run_of_a_stored_protocol_record_holds_together():
+    """A referee's reading of each stored record made with the protocol, run by run: its accuracy is the share
+    of test examples it says it got right; a fine-tuning's rate is the best of its trials on validation, and
+    the validation score it carries is that trial's; `learned` is plateau.py's bar on that score; and each run
+    says where it was chosen and where scored."""
+    checked = 0
+    for path in sorted(FIGURES.glob("experiment-ladder*.json")):
+        stored = record(path.name)
+        if "protocol" not in stored["settings"]:
+            continue
+        for run in stored["runs"]:
+            metrics, where = run["metrics"], (path.name, run["arm"], run["seed"])
+            assert (metrics["selected_on"], metrics["reported_on"]) == ("validation", "test"), where
+            right = unpack_correct(metrics["test_correct"], metrics["test_examples"])
+            assert metrics["accuracy"] == pytest.approx(100 * right.mean()), where
+            if "trials" in metrics:
+                scores = {trial["learning_rate"]: trial["validation_accuracy"] for trial in metrics["trials"]}
+                assert scores[metrics["chosen"]["learning_rate"]] == max(scores.values()), where
+                assert metrics["validation_accuracy"] == max(scores.values()), where
+            rows = stored["provenance"]["tasks"][parse_arm(run["arm"])[1]]["rows"]["validation.tsv"]
+            chance = stored["settings"]["validation_per_class"] / rows  # each label as often in validation
+            bar = 100 * (chance + chance_margin(chance, rows))
+            assert metrics["learned"] == (metrics["validation_accuracy"] > bar), where
+            checked += 1
+    assert checked >= 165 + 12
