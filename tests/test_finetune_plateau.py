@@ -63,6 +63,22 @@ def test_warning_names_the_chance_score_and_what_to_try(tokenizer):
     assert plateau_warning(task, dev, result_with(0.8), 1e-3, [0.69]) is None
 
 
+def test_a_run_that_memorised_its_examples_is_not_told_to_train_longer(tokenizer):
+    """Dev at chance while the training loss fell (random weights on 200 sentence pairs: 0.69 to 0.002): more
+    epochs would fit the examples further, so the warning says what it saw and does not advise them. The epochs
+    it names are the run's, not its evaluations' count."""
+    task = ClassificationTask(tokenizer)
+    dev = labelled(*["x", "y"] * 100)
+    history = [{"epoch": epoch, "train_loss": loss, "dev": {}} for epoch, loss in ((4, 0.69), (72, 0.002))]
+    warning = plateau_warning(task, dev, FineTuneResult({"accuracy": 0.57}, 4, history), 1e-4, [0.70, 0.69])
+    assert "no better than always answering 'x' (0.5000)" in warning and "fell to 0.0020" in warning
+    assert "fit its training examples" in warning and "Try more epochs" not in warning
+    assert "(this run: 72)" in warning
+    flat = [{"epoch": epoch, "train_loss": 0.69, "dev": {}} for epoch in (4, 72)]
+    on_plateau = plateau_warning(task, dev, FineTuneResult({"accuracy": 0.57}, 4, flat), 1e-4, [0.70, 0.69])
+    assert "Try more epochs (this run: 72)" in on_plateau and "fit its training" not in on_plateau
+
+
 def test_a_task_without_a_chance_score_is_judged_by_its_loss(tokenizer):
     """Question answering has no fixed guess to compare with: a flat training loss is the sign."""
     task = QuestionAnsweringTask(tokenizer)

@@ -41,7 +41,9 @@ def chance_margin(chance, count):
 
 
 def plateau_warning(task, dev_examples, result, learning_rate, first_losses):
-    """One paragraph for the user when the run learned nothing; None when it did.
+    """One paragraph for the user when the run learned nothing; None when it did. What to try depends on the
+    training loss: flat, the run sat on the plateau (more steps or a higher rate get it off); fallen, it
+    memorised its few examples (more steps only memorise them better).
 
     first_losses: the training losses of the first steps, to tell whether the loss ever fell.
     """
@@ -57,7 +59,13 @@ def plateau_warning(task, dev_examples, result, learning_rate, first_losses):
                 f"({score:.4f})")
     else:
         said = f"the training loss did not fall ({final_loss:.4f} at the end)"
+    epochs = result.history[-1]["epoch"]  # the last epoch is always evaluated; others may not be
+    if not loss_flat:  # the loss fell while dev stayed at chance: it learned its examples, not the task
+        return (f"warning: {said}, while the training loss fell to {final_loss:.4f}: the model fit its training "
+                "examples without learning anything that carries to new ones. More labelled examples or a "
+                f"checkpoint pretrained for longer can help; more epochs (this run: {epochs}) would only fit "
+                "them further.")
     return (f"warning: {said}; the model learned nothing from this task. Small or briefly pretrained "
             f"encoders sit on such a plateau for a few hundred steps. Try more epochs (this run: "
-            f"{len(result.history)}), a higher learning rate (this run: {learning_rate:g}), or a "
+            f"{epochs}), a higher learning rate (this run: {learning_rate:g}), or a "
             "checkpoint pretrained for longer.")
