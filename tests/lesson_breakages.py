@@ -12,7 +12,7 @@ exits with CLAIM_FAILED and the failing assert's traceback, or 0 if the lesson d
 import runpy
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np  # also the name the patched kernels' modules give their bodies
@@ -390,6 +390,21 @@ def spread_over_n():
     ladder_table.summarize = over_n  # the table's reading only
 
 
+# lesson 22: no gain over random weights is read where either arm's runs learned nothing (issue 52's protocol)
+def gain_against_a_run_that_learned_nothing():
+    from minibert.experiments import ladder_table
+    cells_of = ladder_table.ladder_cells
+
+    def every_gain_given(record):  # a gain over random weights whether or not either arm learned anything
+        cells = cells_of(record)
+        for (task, way, size, rung), cell in cells.items():
+            base = cells.get((task, way, size, "random"))
+            if rung != "random" and base is not None and cell.gain is None:
+                cells[(task, way, size, rung)] = replace(cell, gain=cell.mean - base.mean)
+        return cells
+    ladder_table.ladder_cells = every_gain_given
+
+
 BREAKAGES = (
     Breakage("01_scalar_autograd", "the scalar walk breadth-first", scalar_walk_breadth_first,
              "abs(x.grad - numeric) < 1e-6"),
@@ -458,6 +473,8 @@ BREAKAGES = (
              "np.isclose(cell.std, np.std(accuracies, ddof=1))"),
     Breakage("22_ladder", "the bootstrap resamples sentences, not documents", sentences_not_documents,
              "width(by_document) >= 1.5 * width(by_sentence)"),
+    Breakage("22_ladder", "a gain given against a run that learned nothing", gain_against_a_run_that_learned_nothing,
+             'assert all(cell.gain is None for key, cell in rerun_cells.items() if key[:2] == ("doc-pairs", probe))'),
 )
 
 

@@ -168,28 +168,62 @@ def check_cost_table(rows, stored, title):
     return len(rows)
 
 
+def lesson_22_prose():
+    """Lesson 22's comment lines from "What the stored runs say" on, in two parts: what it says of the stored
+    record, and what it says of the rerun so far (from its "## The rerun so far" heading on)."""
+    lesson = (ROOT / "lessons" / "22_ladder.py").read_text(encoding="utf-8")
+    stored_part = lesson[lesson.index("# What the stored runs say"):]
+    rerun_at = stored_part.index("# ## The rerun so far")
+    comments = [
+        "\n".join(line for line in part.splitlines() if line.startswith("#"))
+        for part in (stored_part[:rerun_at], stored_part[rerun_at:])]
+    return comments
+
+
+def figures_of(stored):
+    """Every figure a reader may be told of a record, to one decimal: each arm's mean and its gain over random
+    weights (either sign), and for a record of the protocol the 95% intervals of both (the test set resampled
+    by document), a gain only where neither arm's runs learned nothing. Also each figure with its interval, as
+    one signed triple (figure, low, high): the prose's "+6.9 [+3.9, +10.1]" must be one cell's, whole."""
+    protocol = "protocol" in stored["settings"]
+    figures, triples = set(), set()
+
+    def seen(figure, interval=None):
+        figures.add(round(abs(float(figure)), 1))
+        if interval is not None:
+            figures.update(round(abs(end), 1) for end in interval)
+            triples.add(tuple(round(float(value), 1) for value in (figure, *interval)))
+
+    arms = {}
+    for run in stored["runs"]:
+        arms.setdefault(run["arm"], []).append(run)
+    for arm, runs in arms.items():
+        rung, task, way, size = parse_arm(arm)
+        documents = documents_of_test_rows(stored, task) if protocol else None
+        mean = np.mean([run["metrics"]["accuracy"] for run in runs])
+        seen(mean, bootstrap_interval(correct(runs), documents=documents) if protocol else None)
+        base = arms.get(arm_name("random", task, way, size))
+        if base is None or rung == "random":
+            continue
+        if any(not run["metrics"].get("learned", True) for run in runs + base):
+            continue
+        gain = mean - np.mean([run["metrics"]["accuracy"] for run in base])
+        seen(gain, bootstrap_interval(correct(runs), correct(base), documents) if protocol else None)
+    return figures, triples
+
+
 def test_the_figures_of_lesson_22s_prose_are_the_stored_records():
     """Each number with a decimal in what lesson 22 says of the stored runs is a mean or a gain over random
-    weights (in points, either sign) of the stored record: "MiniLM about 17" where the record says +21.0
-    is caught."""
-    lesson = (ROOT / "lessons" / "22_ladder.py").read_text(encoding="utf-8")
-    prose = lesson[lesson.index("# What the stored runs say"):]
-    prose = "\n".join(line for line in prose.splitlines() if line.startswith("#"))
-    stored = record("experiment-ladder.json")
-    means = {}
-    for run in stored["runs"]:
-        means.setdefault(run["arm"], []).append(run["metrics"]["accuracy"])
-    means = {arm: float(np.mean(values)) for arm, values in means.items()}
-    figures = set()
-    for arm, mean in means.items():
-        rung, rest = arm.split("-", 1)
-        figures.add(round(mean, 1))
-        base = means.get(f"random-{rest}")
-        if base is not None and rung != "random":
-            figures.add(round(abs(mean - base), 1))
-    said = [float(number) for number in re.findall(r"(?<![\d.])\d+\.\d(?!\d)", prose)]
-    assert said, "the prose names no figure"
-    assert [number for number in said if number not in figures] == []
+    weights (in points, either sign) of the stored record: "MiniLM about 17" where the record says +21.0 is
+    caught. What it says of the rerun so far is read against that record, intervals included."""
+    for prose, name in zip(lesson_22_prose(), ("experiment-ladder.json", "experiment-ladder-rerun-so-far.json"),
+                           strict=True):
+        figures, triples = figures_of(record(name))
+        said = [float(number) for number in re.findall(r"(?<![\d.])\d+\.\d(?!\d)", prose)]
+        assert said, f"the prose about {name} names no figure"
+        assert [number for number in said if number not in figures] == [], name
+        said = re.findall(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]", prose.replace("\n#  ", ""))
+        assert [triple for triple in said if tuple(float(value) for value in triple) not in triples] == [], name
 
 
 def budget_edge_paragraphs():
