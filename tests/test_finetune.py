@@ -131,6 +131,9 @@ def test_a_bi_encoder_compares_its_two_sentence_vectors(tiny_folder, tmp_path, c
               "--train", str(train), "--dev", str(dev), "--epochs", "3", "--lr", "1e-3", "--threads", "1",
               "--random-init", "--pair-encoder", "bi", "--seed", "1"])
     assert status.value.code == 0
+    # the dev score chose the epoch: the command says so, and how to score the model on held-out data
+    said = capsys.readouterr().out
+    assert "best of 3 looks and leans high" in said and f"predict --model {tmp_path / 'bi'} --file TEST" in said
     record = json.loads((tmp_path / "bi" / "finetune.json").read_text())
     assert record["best"]["accuracy"] >= 0.75, record["history"]
     task, model = load_finetuned(tmp_path / "bi")

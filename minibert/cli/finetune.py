@@ -109,3 +109,7 @@ def run(args):
     best = "  ".join(f"{name} {value:.4f}" for name, value in result.best_metrics.items())
     print(f"best dev epoch {result.best_epoch}: {best} ({task.main_metric} decides); "
           f"{result.seconds:.0f} s; model saved in {args.out}")
+    if len(result.history) > 1:  # the best of several looks at dev: a choice made on it, which it then flatters
+        print(f"dev chose the epoch, so its score is the best of {len(result.history)} looks and leans high; to "
+              f"know what the model is worth, score a labelled file kept out of every choice, once: "
+              f"python -m minibert predict --model {args.out} --file TEST")
