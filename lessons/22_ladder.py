@@ -235,7 +235,10 @@ assert width(by_document) >= 1.5 * width(by_sentence) and width(by_document) / 2
 #   zero; MiniLM's hold far more (at least 10 points, every interval clear of zero).
 # - Fifteen minutes gain a few points with 30 and 100 sentences a class; from 300 up, no gain is
 #   established: each interval holds zero.
-# - On doc-pairs no probe gain can be given: random weights' probe stays at chance on validation.
+# - On doc-pairs no probe gain can be given: random weights' probe stays at chance on validation. Yet on
+#   test it is above chance at every size: 200 validation pairs are too few to establish a small real gain,
+#   so "learned nothing" is a verdict of the validation split, and the rule withholds a gain over a weak
+#   baseline here, not one over a run that failed.
 # - Three times the text (pydocs-large) at the hour's compute: the hour on it and the hour on pydocs differ by
 #   less than the test set's luck on every task.
 
@@ -248,6 +251,7 @@ assert all(rerun_cells[(task, probe, size, "minilm")].gain >= 10 and
 assert all(low < 0 < high for task in topics for size in ("300", "all")
            for low, high in [rerun_cells[(task, probe, size, "15min")].gain_interval])
 assert all(rerun_cells[("doc-pairs", probe, size, "random")].learned < 3 for size in sizes)
+assert all(rerun_cells[("doc-pairs", probe, size, "random")].interval[0] > 50 for size in sizes)
 assert all(cell.gain is None for key, cell in rerun_cells.items() if key[:2] == ("doc-pairs", probe))
 for task in rerun["settings"]["tasks"]:
     hour, large = ([run for run in rerun["runs"] if run["arm"] == f"{rung}-{task}-probe-100"]

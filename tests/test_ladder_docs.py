@@ -321,6 +321,20 @@ def test_the_docs_bar_for_learned_something_is_plateaus_test():
         assert float(bar) == pytest.approx(100 * (chance + chance_margin(chance, count)), abs=0.05), said.group()
 
 
+def test_what_the_docs_say_of_random_weights_doc_pairs_probe_on_test_is_the_record():
+    """"Learned nothing" is validation's verdict; the docs set it against test: random weights' doc-pairs probe
+    above chance on test at every size, with its intervals' low ends, as the rerun's record gives them."""
+    said = re.search(rf"random\s+weights' probe is above chance at every size, its intervals' low ends ({NUMBER}) "
+                     rf"to ({NUMBER})", ladder_section().replace("\n  ", " "))
+    assert said, "the docs no longer set the doc-pairs probe's verdict against test"
+    stored = record("experiment-ladder-rerun-so-far.json")
+    documents = documents_of_test_rows(stored, "doc-pairs")
+    lows = [bootstrap_interval(correct(runs_of(stored, "random", "doc-pairs", "probe", size)), documents=documents)[0]
+            for size in stored["settings"]["sizes"]]
+    assert min(lows) > 50, lows
+    assert [float(said.group(1)), float(said.group(2))] == pytest.approx([min(lows), max(lows)], abs=0.05), lows
+
+
 def test_every_run_of_a_stored_protocol_record_holds_together():
     """A referee's reading of each stored record made with the protocol, run by run: its accuracy is the share
     of test examples it says it got right; a fine-tuning's rate is the best of its trials on validation, and
