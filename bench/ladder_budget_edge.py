@@ -16,7 +16,8 @@ its test score (the run's record holds which test examples it got right); when i
 It writes a record in results.json's form (the runs with the budget extended, the ladder's provenance), which
 ladder_table.py reads as it reads the ladder's: the table, the gains over random weights and their intervals.
 Each new fine-tuning is saved as it ends, in the ladder folder beside the budget's (`trials-lr<rate>/`, the
-record going where --out says: docs/figures holds no logs), so a stopped run goes on where it stopped.
+record going where --out says: docs/figures holds no logs), with its test answers once it is chosen and
+scored, so a stopped run goes on where it stopped and a run read again fine-tunes nothing again.
 """
 
 import argparse
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
 
-from minibert.experiments.bootstrap import unpack_correct  # noqa: E402
+from minibert.experiments.bootstrap import pack_correct, unpack_correct  # noqa: E402
 from minibert.experiments.code_version import code_version  # noqa: E402
 from minibert.experiments.ladder import HEADLINE_SIZE, fine_tuning_start, splits_of  # noqa: E402
 from minibert.experiments.ladder_arms import RUNGS, arm_name, parse_arm  # noqa: E402
@@ -87,17 +88,22 @@ def above_budget(run, ladder, rate, trials_dir):
         task_of, model, trials[rate] = fine_tune_once(start, files, train_path, seed, rate, new_dir, settings)
         write_trial(new_dir, rate, trials[rate])
     chosen = chosen_rate(trials)
-    if chosen == rate:
-        if model is None:  # read back after a stop: made again, the same seed giving the same weights
+    if chosen == rate and "test_correct" in trials[rate]:  # scored before: its answers were kept with it
+        correct = unpack_correct(trials[rate]["test_correct"], trials[rate]["test_examples"]).tolist()
+    elif chosen == rate:
+        if model is None:  # read back from before answers were kept: made again, the same seed, the same weights
             task_of, model, _ = fine_tune_once(start, files, train_path, seed, rate, new_dir, settings)
         correct = correct_on_test(task_of, model, files)
+        trials[rate] = {**trials[rate], "test_correct": pack_correct(correct), "test_examples": len(correct)}
+        write_trial(new_dir, rate, trials[rate])  # so that reading it again needs no fine-tuning again
     else:  # the budget's choice stands: its model, and its test answers, are the run's own
         assert chosen == run["metrics"]["chosen"]["learning_rate"], (arm, seed, chosen)
         correct = unpack_correct(run["metrics"]["test_correct"], run["metrics"]["test_examples"]).tolist()
     metrics = tuned_outcome(trials, chosen, correct, read_rows(files.validation))
     counted = {key: run["metrics"][key] for key in ("train_examples", "per_class")}
     # the added rate's fine-tuning whole, its evaluations too: how it went, not only where it peaked
-    added = {key: value for key, value in trials[rate].items() if key != "settings"}
+    added = {key: value for key, value in trials[rate].items()
+             if key not in ("settings", "test_correct", "test_examples")}  # its test answers: in the metrics
     return {**run, "metrics": {**metrics, **counted}, "added_trial": added}
 
 
