@@ -335,6 +335,49 @@ def test_what_the_docs_say_of_random_weights_doc_pairs_probe_on_test_is_the_reco
     assert [float(said.group(1)), float(said.group(2))] == pytest.approx([min(lows), max(lows)], abs=0.05), lows
 
 
+def trials_of(name):
+    """The fine-tunings stored beside a record (bench/ladder_trials.py), one dict per line."""
+    path = FIGURES / name.replace(".json", "-trials.jsonl")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_stored_fine_tunings_are_the_ones_the_record_chose_among():
+    """Every fine-tuning of every tuned run of the rerun so far is stored with its evaluations, and each is the
+    one the run's record chose among: its best validation score and epoch are the record's for that rate, and
+    its best evaluation is that score."""
+    stored = record("experiment-ladder-rerun-so-far.json")
+    trials = {(line["arm"], line["seed"], line["learning_rate"]): line
+              for line in trials_of("experiment-ladder-rerun-so-far.json")}
+    expected = set()
+    for run in stored["runs"]:
+        for summary in run["metrics"].get("trials", []):
+            key = (run["arm"], run["seed"], summary["learning_rate"])
+            expected.add(key)
+            line = trials[key]
+            assert line["best_epoch"] == summary["best_epoch"], key
+            assert max(accuracy for _, _, accuracy in line["history"]) == summary["validation_accuracy"], key
+            assert line["history"][-1][0] == line["epochs"], key  # the last epoch is always evaluated
+    assert expected == set(trials) and len(expected) >= 54
+
+
+def test_what_the_docs_say_of_random_weights_memorising_doc_pairs_is_the_stored_fine_tunings():
+    """"In each of the n fine-tunings the training loss fell from about 0.69 (ln 2) to X or less", with the
+    epochs they were given, against the stored evaluations of random weights on doc-pairs at 100 a class."""
+    section = ladder_section().replace("\n", " ")
+    paragraph = section[section.index("**Fine-tuned at 100 a class, doc-pairs"):]
+    said = re.search(r"given (\d+) epochs .*? in each of the (\d+) fine-tunings the training loss fell from about "
+                     r"(0\.\d\d) \(ln 2\) to (\d\.\d+) or less", paragraph)
+    lines = [line for line in trials_of("experiment-ladder-rerun-so-far.json")
+             if line["arm"] == "random-doc-pairs-finetune-100"]
+    assert {line["epochs"] for line in lines} == {int(said.group(1))}
+    assert int(said.group(2)) == len(lines)
+    first = [line["history"][0][1] for line in lines]
+    assert float(said.group(3)) == pytest.approx(np.log(2), abs=0.005)
+    assert max(abs(loss - np.log(2)) for loss in first) < 0.02, first  # "about ln 2": where training starts
+    last = max(line["history"][-1][1] for line in lines)
+    assert float(said.group(4)) == pytest.approx(last, abs=0.0005), last
+
+
 def test_every_run_of_a_stored_protocol_record_holds_together():
     """A referee's reading of each stored record made with the protocol, run by run: its accuracy is the share
     of test examples it says it got right; a fine-tuning's rate is the best of its trials on validation, and
