@@ -38,6 +38,8 @@
 # Each is run with 30, 100, 300 and all the labelled examples a class, each seed drawing its own examples.
 
 # %%
+import json
+
 import course
 import lab
 import numpy as np
@@ -55,6 +57,7 @@ from minibert.experiments.ladder_table import (
     with_protocol,
 )
 from minibert.experiments.ladder_tasks import draw_per_class, read_rows
+from minibert.finetune.plateau import chance_margin
 from minibert.inspect.sentence_encoder import SentenceEncoder
 from minibert.io.packaged_model import PIP_NAME, extract_packaged_model, packaged_model_zip
 from minibert.model import BertConfig, BertModel
@@ -296,6 +299,33 @@ assert package["random"].learned == 3 and package["random"].mean > 70, package["
 random_pairs = rerun_cells[("doc-pairs", tuned, "100", "random")]
 assert random_pairs.learned == 0, random_pairs
 assert all(cell.gain is None for key, cell in rerun_cells.items() if key[:3] == ("doc-pairs", tuned, "100"))
+
+# %% [markdown]
+# ### Memorised, not learned
+#
+# "Learned nothing" does not mean "did not train". Every fine-tuning's evaluations are stored beside the
+# record (`experiment-ladder-rerun-so-far-trials.jsonl`). Set side by side, random weights on package-topics,
+# which learn, and on doc-pairs, which do not: both training losses fall towards zero, but only one
+# validation score follows. On doc-pairs random weights fit their 200 training pairs one by one, and nothing
+# of it carries to a pair they have not seen: a falling training loss says the optimizer works, never that
+# the model learned the task.
+
+# %%
+course.title("two fine-tunings of random weights at 1e-4, evaluation by evaluation (seed 0)")
+trials_file = lab.STORED / "experiment-ladder-rerun-so-far-trials.jsonl"
+trials = [json.loads(line) for line in trials_file.read_text(encoding="utf-8").splitlines()]
+curves = {}
+for task in ("package-topics", "doc-pairs"):
+    (curve,) = [trial["history"] for trial in trials if trial["arm"] == f"random-{task}-finetune-100"
+                and trial["seed"] == 0 and trial["learning_rate"] == 1e-4]
+    curves[task] = curve
+    print(f"  {task}: " + "  ".join(f"epoch {epoch} loss {loss:.3f} val {accuracy:.0f}%"
+                                    for epoch, loss, accuracy in curve[::4]))
+# Both fits end near zero loss...
+assert all(curve[-1][1] < 0.05 < curve[0][1] for curve in curves.values()), curves
+# ...but on package-topics validation climbs far above chance (33%), on doc-pairs it never leaves it (50%).
+assert max(accuracy for _, _, accuracy in curves["package-topics"]) > 70
+assert max(accuracy for _, _, accuracy in curves["doc-pairs"]) < 100 * (0.5 + chance_margin(0.5, 200))
 
 # %% [markdown]
 # ## One small rung, live
