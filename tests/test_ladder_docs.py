@@ -378,6 +378,41 @@ def test_what_the_docs_say_of_random_weights_memorising_doc_pairs_is_the_stored_
     assert float(said.group(4)) == pytest.approx(last, abs=0.0005), last
 
 
+def test_what_the_docs_say_of_the_pretrained_rungs_on_doc_pairs_is_the_record():
+    """The doc-pairs paragraph at 100 a class: each "mean [low, high]" it gives is a fine-tuned doc-pairs cell of
+    the rerun so far, whole; the pretrained mini rungs' fine-tunings all end at or under the training loss it
+    says; and the runs that pass the "learned" bar score on test what it says."""
+    section = ladder_section().replace("\n", " ")
+    start = section.index("**Fine-tuned at 100 a class, doc-pairs")
+    paragraph = section[start:section.index("  ", start)]
+    stored = record("experiment-ladder-rerun-so-far.json")
+    documents = documents_of_test_rows(stored, "doc-pairs")
+    cells = set()
+    for rung in ("random", "15min", "60min", "60min_large", "minilm"):
+        runs = runs_of(stored, rung, "doc-pairs", "finetune", "100")
+        if runs:
+            mean = np.mean([run["metrics"]["accuracy"] for run in runs])
+            cells.add(tuple(round(float(value), 1)
+                            for value in (mean, *bootstrap_interval(correct(runs), documents=documents))))
+    said = [tuple(float(value) for value in triple)
+            for triple in re.findall(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]", paragraph)]
+    assert len(said) >= 3 and [triple for triple in said if triple not in cells] == [], (said, cells)
+    ending = re.search(r"every one of their (\d+) fine-tunings ending with a training loss of (\d\.\d+) or less",
+                       paragraph)
+    pretrained = [line for line in trials_of("experiment-ladder-rerun-so-far.json")
+                  if line["arm"].endswith("-doc-pairs-finetune-100") and line["arm"].split("-")[0] in
+                  ("15min", "60min", "60min_large")]
+    assert int(ending.group(1)) == len(pretrained)
+    last = max(line["history"][-1][1] for line in pretrained)
+    assert last <= float(ending.group(2)) < last + 0.001, last
+    learned = sorted(run["metrics"]["accuracy"] for rung in ("15min", "60min", "60min_large")
+                     for run in runs_of(stored, rung, "doc-pairs", "finetune", "100") if run["metrics"]["learned"])
+    scores = re.search(rf"(\w+) of their runs pass the \"learned\" bar .*? score ({NUMBER}), ({NUMBER}) and "
+                       rf"({NUMBER}) on test", paragraph)
+    assert scores.group(1) == {3: "Three"}.get(len(learned)), learned
+    assert [float(scores.group(k)) for k in (2, 3, 4)] == pytest.approx(learned, abs=0.05), learned
+
+
 def test_every_run_of_a_stored_protocol_record_holds_together():
     """A referee's reading of each stored record made with the protocol, run by run: its accuracy is the share
     of test examples it says it got right; a fine-tuning's rate is the best of its trials on validation, and
