@@ -375,7 +375,7 @@ def test_what_the_docs_say_of_random_weights_memorising_doc_pairs_is_the_stored_
     assert float(said.group(3)) == pytest.approx(np.log(2), abs=0.005)
     assert max(abs(loss - np.log(2)) for loss in first) < 0.02, first  # "about ln 2": where training starts
     last = max(line["history"][-1][1] for line in lines)
-    assert float(said.group(4)) == pytest.approx(last, abs=0.0005), last
+    assert last <= float(said.group(4)) < last + 0.001, last  # "or less": the bound holds, and is the tight one
 
 
 def test_what_the_docs_say_of_the_pretrained_rungs_on_doc_pairs_is_the_record():
