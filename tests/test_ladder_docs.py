@@ -386,14 +386,8 @@ def test_what_the_docs_say_of_the_pretrained_rungs_on_doc_pairs_is_the_record():
     start = section.index("**Fine-tuned at 100 a class, doc-pairs")
     paragraph = section[start:section.index("  ", start)]
     stored = record("experiment-ladder-rerun-so-far.json")
-    documents = documents_of_test_rows(stored, "doc-pairs")
-    cells = set()
-    for rung in ("random", "15min", "60min", "60min_large", "minilm"):
-        runs = runs_of(stored, rung, "doc-pairs", "finetune", "100")
-        if runs:
-            mean = np.mean([run["metrics"]["accuracy"] for run in runs])
-            cells.add(tuple(round(float(value), 1)
-                            for value in (mean, *bootstrap_interval(correct(runs), documents=documents))))
+    fine_tuned = [run for run in stored["runs"] if parse_arm(run["arm"])[1:] == ("doc-pairs", "finetune", "100")]
+    _, cells = figures_of({**stored, "runs": fine_tuned})
     said = [tuple(float(value) for value in triple)
             for triple in re.findall(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]", paragraph)]
     assert len(said) >= 3 and [triple for triple in said if triple not in cells] == [], (said, cells)
