@@ -6,6 +6,7 @@ once per session from the synthetic grammar, so the whole file runs in well unde
 """
 
 import dataclasses
+import hashlib
 import io
 import json
 import math
@@ -14,6 +15,7 @@ import re
 import signal
 import time
 import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -589,6 +591,9 @@ def test_run_log_records_start_train_eval_end(trained_run):
     kinds = [record["kind"] for record in records]
     assert kinds[0] == "start" and kinds[-1] == "end" and "eval" in kinds
     assert records[0]["config"]["model"] == "tiny"
+    # the corpus as its versions.json says it was built: without it, a checkpoint cannot be made again
+    corpus = Path(records[0]["config"]["corpus"])
+    assert records[0]["corpus"]["sha256"] == hashlib.sha256(corpus.read_bytes()).hexdigest()
     assert [record["step"] for record in records if record["kind"] == "train"] == [1, 2, 3]
     assert json.loads((trained_run / "log.jsonl").read_text().splitlines()[-1])["stopped"] == "finished"
 

@@ -52,7 +52,7 @@ def pretrain(config, out_dir, resume=False, overrides=None, data_dir=None, stop_
             short_steps = short_steps_for(config, position.total_steps)  # the first steps, on short sequences
             kind = "resume" if position.step else "start"
             run.log.write(kind, step=position.step, total_steps=position.total_steps, config=config.to_dict(),
-                          model=model.config.to_dict(), parameters=model.num_parameters())
+                          model=model.config.to_dict(), parameters=model.num_parameters(), corpus=run.corpus)
             log(f"{kind} {run.out_dir}: {model!r}, step {position.step} of {position.total_steps}")
             batches = run.batches(short=position.step < short_steps)
             recent, window = collections.deque(maxlen=max(config.log_every, 20)), []

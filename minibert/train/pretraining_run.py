@@ -60,6 +60,7 @@ class PretrainingRun:
     optimizer: object
     position: PretrainingPosition  # total_steps None: a new run still to be planned from the clock (the loop plans it)
     data_fingerprint: dict
+    corpus: dict | None  # what the corpus was built from (pretraining_setup.corpus_record), for the log
     log: TrainingLog
     checkpoint: object = None  # the TrainingCheckpoint resumed from
     scheduler: object = None
@@ -198,7 +199,7 @@ def _open(config, out_dir, lock, resume, overrides, data_dir, overwrite, log):
     optimizer = bert_optimizer(model.named_parameters(), **config.optimizer_settings())
     run = PretrainingRun(config, out_dir, lock, tokenizer, train_batches, short_batches, eval_batches, model,
                          optimizer, PretrainingPosition(total_steps=config.steps), fingerprint,
-                         TrainingLog(out_dir / LOG_FILE), checkpoint)
+                         pretraining_setup.corpus_record(shard_dir), TrainingLog(out_dir / LOG_FILE), checkpoint)
     if checkpoint is None:
         # An attempt killed before its first checkpoint left the log of steps now lost, and perhaps half a
         # checkpoint: this run starts from nothing, so they go.

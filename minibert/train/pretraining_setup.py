@@ -8,12 +8,14 @@
 Every check here runs before training starts, so a mistake costs seconds, not a lost run.
 """
 
+import json
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from minibert.data import PretrainingBatches, build_pretraining_data
+from minibert.data.corpora import VERSIONS_FILE
 from minibert.data.masking import MaskingConfig
 from minibert.data.shards import read_manifest
 from minibert.errors import CheckpointError, DataError, MinibertError
@@ -51,6 +53,20 @@ def prepare_data(config, data_dir=None, log=print):
                    "corpus_bytes": manifest["sources"]["corpus_bytes"],
                    "rows": {split: entry["rows"] for split, entry in manifest["splits"].items()}}
     return shard_dir, vocab_path, fingerprint
+
+
+def corpus_record(shard_dir):
+    """What the corpus of `shard_dir` was built from, as its `versions.json` says (its sha256, and for pydocs
+    the Python and the packages whose docstrings it holds), or None for a corpus without one. pydocs is built
+    from the installed packages, so a checkpoint can be made again only from a corpus of the same versions:
+    the run's log keeps them."""
+    path = Path(read_manifest(shard_dir)["sources"]["corpus"]).parent / VERSIONS_FILE
+    try:
+        versions = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    kept = ("corpus", "sha256", "bytes", "python", "packages")
+    return {key: versions[key] for key in kept if key in versions} if isinstance(versions, dict) else None
 
 
 def open_batches(shard_dir, config):
