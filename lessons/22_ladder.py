@@ -190,20 +190,22 @@ assert all(abs(gains[(task, lpft, "100", "15min")]) < 5 for task in tasks), gain
 assert gains[("doc-pairs", lpft, "30", "minilm")] >= 15 > gains[("doc-pairs", tuned, "30", "minilm")], gains
 
 # %% [markdown]
-# ## The rerun so far: every probe under the protocol
+# ## The first rerun: every probe under the protocol
 #
-# The ladder is being run again under issue 52's protocol: every choice (here the probe's penalty) made on a
+# The ladder was run again under issue 52's protocol: every choice (here the probe's penalty) made on a
 # validation split, test accuracy reported, and a run that stays at chance on validation marked "learned
-# nothing", with no gain given against it. Its probes are all done; its fine-tunings follow. Every cell now
+# nothing", with no gain given against it. This first rerun made 180 of its 342 runs, every probe and the
+# first fine-tunings, before the machine it ran on was replaced and its checkpoints went with it; a second
+# rerun began from checkpoints pretrained again. What follows reads the first rerun's record. Every cell now
 # carries a second kind of noise beside the seeds' spread: the test set's own luck, the 95% interval of a
 # bootstrap. The bootstrap must draw again what was drawn independently: a test set is a few dozen documents
 # held out whole, and sentences of one document share its words, so it resamples documents, not sentences.
 
 # %%
-course.title("the rerun so far: every probe, test accuracy, chosen on validation")
-rerun = lab.stored_record("ladder-rerun-so-far", "full")
+course.title("the first rerun: every probe, test accuracy, chosen on validation")
+rerun = lab.stored_record("ladder-first-rerun", "full")
 if rerun is None:
-    raise SystemExit("this part reads docs/figures/experiment-ladder-rerun-so-far.json, which comes with the "
+    raise SystemExit("this part reads docs/figures/experiment-ladder-first-rerun.json, which comes with the "
                      "repository")
 print(f"{len(rerun['runs'])} of {rerun['runs_planned']} runs; {rerun['date']}; {rerun['cpu']}")
 rerun_cells = ladder_cells(rerun)
@@ -263,7 +265,7 @@ for task in rerun["settings"]["tasks"]:
     assert low < 0 < high, (task, low, high)
 
 # %% [markdown]
-# ## The rerun so far: fine-tuned at 100 a class
+# ## The first rerun: fine-tuned at 100 a class
 #
 # The fine-tunings follow the probes, 100 a class first: each run is three fine-tunings (learning rates
 # 1e-4, 3e-4 and 1e-3, 500 steps each), the rate and the epoch chosen on validation, the chosen model scored
@@ -271,7 +273,7 @@ for task in rerun["settings"]["tasks"]:
 # together, document by document.
 
 # %%
-course.title("the rerun so far: fine-tuned at 100 a class, test accuracy, chosen on validation")
+course.title("the first rerun: fine-tuned at 100 a class, test accuracy, chosen on validation")
 for task in rerun["settings"]["tasks"]:
     found = {rung: rerun_cells[(task, tuned, "100", rung)] for rung in RUNGS
              if (task, tuned, "100", rung) in rerun_cells}
@@ -279,7 +281,7 @@ for task in rerun["settings"]["tasks"]:
         print(f"  {task}: " + ", ".join(f"{RUNGS[rung]} {cell_text(cell)}" for rung, cell in found.items()))
 
 # %% [markdown]
-# What the fine-tunings say so far:
+# What its fine-tunings say:
 # - On package-topics every rung is in, and two gains are clear of zero: the real BERT's, +6.9 [+3.9, +10.1],
 #   and the hour's, +3.7 [+1.5, +5.8]. Fifteen minutes (+1.2) and the hour on three times the text (+2.6)
 #   are not established: each interval holds zero. Fine-tuning gives random weights 100 sentences a class
@@ -309,7 +311,7 @@ assert 50 < pairs_tuned["60min_large"].interval[0] < 52, pairs_tuned
 # ### Memorised, not learned
 #
 # "Learned nothing" does not mean "did not train". Every fine-tuning's evaluations are stored beside the
-# record (`experiment-ladder-rerun-so-far-trials.jsonl`). Set side by side, random weights on package-topics,
+# record (`experiment-ladder-first-rerun-trials.jsonl`). Set side by side, random weights on package-topics,
 # which learn, and on doc-pairs, which do not: both training losses fall towards zero, but only one
 # validation score follows. On doc-pairs random weights fit their 200 training pairs one by one, and nothing
 # of it carries to a pair they have not seen: a falling training loss says the optimizer works, never that
@@ -317,7 +319,7 @@ assert 50 < pairs_tuned["60min_large"].interval[0] < 52, pairs_tuned
 
 # %%
 course.title("two fine-tunings of random weights at 1e-4, evaluation by evaluation (seed 0)")
-trials_file = lab.STORED / "experiment-ladder-rerun-so-far-trials.jsonl"
+trials_file = lab.STORED / "experiment-ladder-first-rerun-trials.jsonl"
 trials = [json.loads(line) for line in trials_file.read_text(encoding="utf-8").splitlines()]
 curves = {}
 for task in ("package-topics", "doc-pairs"):

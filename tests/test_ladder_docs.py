@@ -170,10 +170,10 @@ def check_cost_table(rows, stored, title):
 
 def lesson_22_prose():
     """Lesson 22's comment lines from "What the stored runs say" on, in two parts: what it says of the stored
-    record, and what it says of the rerun so far (from its "## The rerun so far" heading on)."""
+    record, and what it says of the first rerun (from its "## The first rerun" heading on)."""
     lesson = (ROOT / "lessons" / "22_ladder.py").read_text(encoding="utf-8")
     stored_part = lesson[lesson.index("# What the stored runs say"):]
-    rerun_at = stored_part.index("# ## The rerun so far")
+    rerun_at = stored_part.index("# ## The first rerun")
     comments = [
         "\n".join(line for line in part.splitlines() if line.startswith("#"))
         for part in (stored_part[:rerun_at], stored_part[rerun_at:])]
@@ -215,8 +215,8 @@ def figures_of(stored):
 def test_the_figures_of_lesson_22s_prose_are_the_stored_records():
     """Each number with a decimal in what lesson 22 says of the stored runs is a mean or a gain over random
     weights (in points, either sign) of the stored record: "MiniLM about 17" where the record says +21.0 is
-    caught. What it says of the rerun so far is read against that record, intervals included."""
-    for prose, name in zip(lesson_22_prose(), ("experiment-ladder.json", "experiment-ladder-rerun-so-far.json"),
+    caught. What it says of the first rerun is read against that record, intervals included."""
+    for prose, name in zip(lesson_22_prose(), ("experiment-ladder.json", "experiment-ladder-first-rerun.json"),
                            strict=True):
         figures, triples = figures_of(record(name))
         said = [float(number) for number in re.findall(r"(?<![\d.])\d+\.\d(?!\d)", prose)]
@@ -315,7 +315,7 @@ def test_the_docs_bar_for_learned_something_is_plateaus_test():
     validation splits of the rerun's record (100 a class: 300 topic sentences, 200 pairs)."""
     said = re.search(r"(\d+\.\d)% on a topic task's (\d+) validation sentences, (\d+\.\d)% on doc-pairs' (\d+) "
                      "validation pairs", ladder_section().replace("\n  ", " "))
-    per_class = record("experiment-ladder-rerun-so-far.json")["settings"]["validation_per_class"]
+    per_class = record("experiment-ladder-first-rerun.json")["settings"]["validation_per_class"]
     assert (int(said.group(2)), int(said.group(4))) == (3 * per_class, 2 * per_class)
     for bar, chance, count in ((said.group(1), 1 / 3, 3 * per_class), (said.group(3), 1 / 2, 2 * per_class)):
         assert float(bar) == pytest.approx(100 * (chance + chance_margin(chance, count)), abs=0.05), said.group()
@@ -327,7 +327,7 @@ def test_what_the_docs_say_of_random_weights_doc_pairs_probe_on_test_is_the_reco
     said = re.search(rf"random\s+weights' probe is above chance at every size, its intervals' low ends ({NUMBER}) "
                      rf"to ({NUMBER})", ladder_section().replace("\n  ", " "))
     assert said, "the docs no longer set the doc-pairs probe's verdict against test"
-    stored = record("experiment-ladder-rerun-so-far.json")
+    stored = record("experiment-ladder-first-rerun.json")
     documents = documents_of_test_rows(stored, "doc-pairs")
     lows = [bootstrap_interval(correct(runs_of(stored, "random", "doc-pairs", "probe", size)), documents=documents)[0]
             for size in stored["settings"]["sizes"]]
@@ -342,12 +342,12 @@ def trials_of(name):
 
 
 def test_the_stored_fine_tunings_are_the_ones_the_record_chose_among():
-    """Every fine-tuning of every tuned run of the rerun so far is stored with its evaluations, and each is the
+    """Every fine-tuning of every tuned run of the first rerun is stored with its evaluations, and each is the
     one the run's record chose among: its best validation score and epoch are the record's for that rate, and
     its best evaluation is that score."""
-    stored = record("experiment-ladder-rerun-so-far.json")
+    stored = record("experiment-ladder-first-rerun.json")
     trials = {(line["arm"], line["seed"], line["learning_rate"]): line
-              for line in trials_of("experiment-ladder-rerun-so-far.json")}
+              for line in trials_of("experiment-ladder-first-rerun.json")}
     expected = set()
     for run in stored["runs"]:
         for summary in run["metrics"].get("trials", []):
@@ -367,7 +367,7 @@ def test_what_the_docs_say_of_random_weights_memorising_doc_pairs_is_the_stored_
     paragraph = section[section.index("**Fine-tuned at 100 a class, doc-pairs"):]
     said = re.search(r"given (\d+) epochs .*? in each of the (\d+) fine-tunings the training loss fell from about "
                      r"(0\.\d\d) \(ln 2\) to (\d\.\d+) or less", paragraph)
-    lines = [line for line in trials_of("experiment-ladder-rerun-so-far.json")
+    lines = [line for line in trials_of("experiment-ladder-first-rerun.json")
              if line["arm"] == "random-doc-pairs-finetune-100"]
     assert {line["epochs"] for line in lines} == {int(said.group(1))}
     assert int(said.group(2)) == len(lines)
@@ -380,12 +380,12 @@ def test_what_the_docs_say_of_random_weights_memorising_doc_pairs_is_the_stored_
 
 def test_what_the_docs_say_of_the_pretrained_rungs_on_doc_pairs_is_the_record():
     """The doc-pairs paragraph at 100 a class: each "mean [low, high]" it gives is a fine-tuned doc-pairs cell of
-    the rerun so far, whole; the pretrained mini rungs' fine-tunings all end at or under the training loss it
+    the first rerun, whole; the pretrained mini rungs' fine-tunings all end at or under the training loss it
     says; and the runs that pass the "learned" bar score on test what it says."""
     section = ladder_section().replace("\n", " ")
     start = section.index("**Fine-tuned at 100 a class, doc-pairs")
     paragraph = section[start:section.index("  ", start)]
-    stored = record("experiment-ladder-rerun-so-far.json")
+    stored = record("experiment-ladder-first-rerun.json")
     fine_tuned = [run for run in stored["runs"] if parse_arm(run["arm"])[1:] == ("doc-pairs", "finetune", "100")]
     _, cells = figures_of({**stored, "runs": fine_tuned})
     said = [tuple(float(value) for value in triple)
@@ -393,7 +393,7 @@ def test_what_the_docs_say_of_the_pretrained_rungs_on_doc_pairs_is_the_record():
     assert len(said) >= 3 and [triple for triple in said if triple not in cells] == [], (said, cells)
     ending = re.search(r"every one of their (\d+) fine-tunings ending with a training loss of (\d\.\d+) or less",
                        paragraph)
-    pretrained = [line for line in trials_of("experiment-ladder-rerun-so-far.json")
+    pretrained = [line for line in trials_of("experiment-ladder-first-rerun.json")
                   if line["arm"].endswith("-doc-pairs-finetune-100") and line["arm"].split("-")[0] in
                   ("15min", "60min", "60min_large")]
     assert int(ending.group(1)) == len(pretrained)
@@ -437,7 +437,7 @@ def test_every_run_of_a_stored_protocol_record_holds_together():
 def test_the_rerun_checkpoints_logs_are_stored_and_give_the_docs_figures():
     """Each pretrained checkpoint a stored record of the protocol pins has its pretraining log in
     docs/figures/experiment-ladder-checkpoints (item 4 of issue 52), named by the weights' sha256 the record
-    holds, ending where its run ended; and the held-out MLM and NSP the docs give for the rerun's checkpoints
+    holds, ending where its run ended; and the held-out MLM and NSP the docs give for the first rerun's checkpoints
     (15 minutes, the hour, the hour on pydocs-large, in that order) are those logs' last evaluations."""
     logs = {}
     for path in sorted(FIGURES.glob("experiment-ladder*.json")):
@@ -453,7 +453,7 @@ def test_the_rerun_checkpoints_logs_are_stored_and_give_the_docs_figures():
         last[rung] = [entry for entry in entries if entry["kind"] == "eval"][-1]
         assert last[rung]["step"] == entries[-1]["total_steps"], rung
     section = ladder_section()
-    paragraph = section[section.index("The rerun's checkpoints were made again"):]
+    paragraph = section[section.index("The first rerun's checkpoints were made again"):]
     paragraph = paragraph[:paragraph.index("\n\n")].replace("\n", " ")
     said = re.findall(rf"held-out MLM ({NUMBER})%, NSP ({NUMBER})%", paragraph)
     assert [(float(mlm), float(nsp)) for mlm, nsp in said] == [
