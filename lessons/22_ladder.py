@@ -202,12 +202,17 @@ assert gains[("doc-pairs", lpft, "30", "minilm")] >= 15 > gains[("doc-pairs", tu
 # held out whole, and sentences of one document share its words, so it resamples documents, not sentences.
 
 # %%
+def rerun_record(name):
+    """A rerun's stored record, said in one line: how many of its planned runs it holds, when, and on what CPU."""
+    stored = lab.stored_record(name, "full")
+    if stored is None:
+        raise SystemExit(f"this part reads docs/figures/experiment-{name}.json, which comes with the repository")
+    print(f"{len(stored['runs'])} of {stored['runs_planned']} runs; {stored['date']}; {stored['cpu']}")
+    return stored
+
+
 course.title("the first rerun: every probe, test accuracy, chosen on validation")
-rerun = lab.stored_record("ladder-first-rerun", "full")
-if rerun is None:
-    raise SystemExit("this part reads docs/figures/experiment-ladder-first-rerun.json, which comes with the "
-                     "repository")
-print(f"{len(rerun['runs'])} of {rerun['runs_planned']} runs; {rerun['date']}; {rerun['cpu']}")
+rerun = rerun_record("ladder-first-rerun")
 rerun_cells = ladder_cells(rerun)
 for task in rerun["settings"]["tasks"]:
     for size in rerun["settings"]["sizes"]:
@@ -349,11 +354,7 @@ assert len(mini_pairs) == 4 * 3 * 3 and all(trial["history"][-1][1] < 0.02 for t
 
 # %%
 course.title("the second rerun: every probe again, from new checkpoints")
-second = lab.stored_record("ladder-rerun-so-far", "full")
-if second is None:
-    raise SystemExit("this part reads docs/figures/experiment-ladder-rerun-so-far.json, which comes with the "
-                     "repository")
-print(f"{len(second['runs'])} of {second['runs_planned']} runs; {second['date']}; {second['cpu']}")
+second = rerun_record("ladder-rerun-so-far")
 second_cells = ladder_cells(second)
 for task in topics:
     for size in sizes:
