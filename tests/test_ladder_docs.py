@@ -540,3 +540,16 @@ def test_what_the_docs_say_held_in_the_second_rerun_is_the_two_records():
     assert furthest == (spread.group(3), "probe", "all", "60min"), furthest
     assert [float(spread.group(4)), float(spread.group(5))] == pytest.approx(
         [first[furthest].mean, again[furthest].mean], abs=0.05)
+    # random weights fine-tuned: the same choices, and how few of their fine-tunings differ at all
+    before = {(run["arm"], run["seed"]): run["metrics"] for run in records[0]["runs"]}
+    tuned = [(run["metrics"], before[(run["arm"], run["seed"])]) for run in records[1]["runs"]
+             if run["arm"] == "random-package-topics-finetune-100"]
+    assert len(tuned) == 3 and all(now["chosen"] == then["chosen"] and now["accuracy"] == then["accuracy"]
+                                   for now, then in tuned)
+    differ = [(trial["learning_rate"], abs(trial["validation_accuracy"] - old["validation_accuracy"]))
+              for now, then in tuned for trial, old in zip(now["trials"], then["trials"], strict=True)
+              if trial["validation_accuracy"] != old["validation_accuracy"]]
+    said = re.search(r"Of their nine\s+fine-tunings (\w+) differ at all on validation, both at 1e-3, the largest "
+                     r"rate, by a third of a point", text)
+    assert said and said.group(1) == {2: "two"}.get(len(differ)), differ
+    assert {rate for rate, _ in differ} == {1e-3} and all(abs(gap - 1 / 3) < 0.01 for _, gap in differ), differ
