@@ -1,6 +1,7 @@
 """Everything a pretraining run builds before its first step, and the checks that keep a run consistent.
 
 - `prepare_data`: the shards (built by `build_pretraining_data` when missing) and the vocabulary.
+- `corpus_record`: what the shards' corpus was built from (versions.json), which the run's log keeps.
 - `build_model`, `build_scheduler`: the objects of one run, from its `PretrainingConfig` (the optimizer is
   `minibert.optim.bert_optimizer`); `short_steps_for`: where its short sequences end.
 - `config_for_resume`: the saved run's settings, refusing changes that would not continue the same run.
