@@ -553,3 +553,16 @@ def test_what_the_docs_say_held_in_the_second_rerun_is_the_two_records():
                      r"rate, by a third of a point", text)
     assert said and said.group(1) == {2: "two"}.get(len(differ)), differ
     assert {rate for rate, _ in differ} == {1e-3} and all(abs(gap - 1 / 3) < 0.01 for _, gap in differ), differ
+    # three times the text against the hour at 100 a class: the difference's interval holds zero in both reruns,
+    # in every probe and fine-tuned on package-topics
+    assert "holds zero in every probe, and fine-tuned on package-topics, in both reruns" in text
+    for stored in records:
+        for task, way in [(task, "probe") for task in stored["settings"]["tasks"]] + [("package-topics", "finetune")]:
+            large, hour = (correct(runs_of(stored, rung, task, way, "100")) for rung in ("60min_large", "60min"))
+            low, high = bootstrap_interval(large, hour, documents_of_test_rows(stored, task))
+            assert low < 0 < high, (task, way, low, high)
+    # the rate the pretrained rungs chose there, in the second rerun
+    pretrained = [arm_name(rung, "package-topics", "finetune", "100") for rung in ("15min", "60min", "60min_large")]
+    chosen = [run["metrics"]["chosen"]["learning_rate"] for run in records[1]["runs"] if run["arm"] in pretrained]
+    said = re.search(r"chose 1e-3, the budget's largest\s+rate, in (\d) of their (\d) runs", text)
+    assert said and (int(said.group(1)), int(said.group(2))) == (chosen.count(1e-3), len(chosen)), chosen
