@@ -276,6 +276,26 @@ def check_budget_edge_paragraph(paragraph, stored):
         losses = [loss for _, loss in at_chance]
         said_losses = [float(plateau.group(5)), float(plateau.group(6))]
         assert [min(losses), max(losses)] == pytest.approx(said_losses, abs=0.005 + 1e-9), (losses, plateau.group())
+    # "best look came among its first K evaluations ... in k of the n runs": where the added rate peaked
+    early = re.search(r"best look came among its first (\d+) evaluations .*? in (\d+) of the (\d+) runs", paragraph)
+    if early:
+        claims += 1
+        histories = [[look["validation_accuracy"] for look in run["added_trial"]["history"]] for run in runs]
+        peaked = sum(int(np.argmax(history)) < int(early.group(1)) for history in histories)
+        assert (int(early.group(2)), int(early.group(3))) == (peaked, len(runs)), early.group()
+    # "random weights end on the plateau (V%, the training loss at ln 3 = L), the pretrained rungs' runs at A to
+    # B% on validation": where the added rate's fine-tunings ended
+    ends = re.search(rf"random weights end on the plateau \(({NUMBER})%, the training loss at ln \d = (\d\.\d\d)\), "
+                     rf"the pretrained rungs' runs at ({NUMBER}) to ({NUMBER})% on validation", paragraph)
+    if ends:
+        claims += 1
+        last = {kind: [run["added_trial"]["history"][-1] for run in runs if run["arm"].startswith("random-") == kind]
+                for kind in (True, False)}
+        assert {round(look["validation_accuracy"], 1) for look in last[True]} == {float(ends.group(1))}, last[True]
+        assert {round(look["train_loss"], 2) for look in last[True]} == {float(ends.group(2))}, last[True]
+        pretrained = [look["validation_accuracy"] for look in last[False]]
+        assert [float(ends.group(3)), float(ends.group(4))] == pytest.approx(
+            [min(pretrained), max(pretrained)], abs=0.05), ends.group()
     # "on test they score A, B and C": the runs' test accuracies, seed by seed
     tested = re.search(rf"on test they score ({NUMBER}), ({NUMBER}) and ({NUMBER})", paragraph)
     if tested:
@@ -308,7 +328,8 @@ def check_budget_edge_paragraph(paragraph, stored):
 def test_what_the_docs_say_of_a_rate_outside_the_budget_is_its_record():
     """The budget's edge (bench/ladder_budget_edge.py), one paragraph per record: how often the added rate was
     chosen, and as each paragraph says it, how far below the chosen rate's its validation accuracy fell, how
-    many runs it left on the plateau, what the runs then score on test, and where their best look was."""
+    many runs it left on the plateau, how soon the added rate peaked and where its runs ended, what the runs
+    then score on test, and at which epoch their chosen look was."""
     paragraphs = budget_edge_paragraphs()
     assert len(paragraphs) >= 2, sorted(paragraphs)
     for name, paragraph in paragraphs.items():
