@@ -389,6 +389,28 @@ assert furthest[2] == "all" and rerun_cells[furthest].std == second_cells[furthe
 assert apart[furthest] > 5, apart[furthest]
 
 # %% [markdown]
+# Fine-tuned, where both reruns have every rung (package-topics at 100 a class), the same reading holds.
+# Random weights and MiniLM, which need no checkpoint of a rerun's own, get the same test sentences right on
+# every seed in both. The gains of the hour and of the real BERT are clear of zero in both, and fifteen
+# minutes' in neither. The hour on three times the text is the one that moves: its interval holds zero in the
+# first rerun and is clear of it in the second, a gain of one checkpoint and not of the other.
+
+# %%
+course.title("package-topics fine-tuned at 100 a class, in both reruns")
+both = [{rung: cells[("package-topics", tuned, "100", rung)] for rung in RUNGS
+         if ("package-topics", tuned, "100", rung) in cells} for cells in (rerun_cells, second_cells)]
+for rung in both[1]:
+    print(f"  {RUNGS[rung]:26}  first {cell_text(both[0][rung]):44}  second {cell_text(both[1][rung])}")
+answers = [{(run["arm"], run["seed"]): run["metrics"]["test_correct"] for run in stored["runs"]
+            if run["arm"] in ("random-package-topics-finetune-100", "minilm-package-topics-finetune-100")}
+           for stored in (rerun, second)]
+assert len(answers[1]) == 6 and answers[0] == answers[1], sorted(answers[1])
+for found in both:
+    assert found["60min"].gain_interval[0] > 0 and found["minilm"].gain_interval[0] > 0, found
+    assert found["15min"].gain_interval[0] < 0 < found["15min"].gain_interval[1], found["15min"]
+assert both[0]["60min_large"].gain_interval[0] < 0 < both[1]["60min_large"].gain_interval[0], both
+
+# %% [markdown]
 # ## One small rung, live
 #
 # The runs above took hours; one small piece of them runs here in seconds. The probe of two rungs on

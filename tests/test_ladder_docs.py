@@ -561,19 +561,34 @@ def test_what_the_docs_say_held_in_the_second_rerun_is_the_two_records():
     assert furthest == (spread.group(3), "probe", "all", "60min"), furthest
     assert [float(spread.group(4)), float(spread.group(5))] == pytest.approx(
         [first[furthest].mean, again[furthest].mean], abs=0.05)
-    # random weights fine-tuned: the same choices, and how few of their fine-tunings differ at all
+    # random weights and MiniLM fine-tuned on package-topics: the same choices and test answers, and how few of
+    # their fine-tunings differ at all on validation (at which rate, by how much)
     before = {(run["arm"], run["seed"]): run["metrics"] for run in records[0]["runs"]}
-    tuned = [(run["metrics"], before[(run["arm"], run["seed"])]) for run in records[1]["runs"]
-             if run["arm"] == "random-package-topics-finetune-100"]
-    assert len(tuned) == 3 and all(now["chosen"] == then["chosen"] and now["accuracy"] == then["accuracy"]
-                                   for now, then in tuned)
-    differ = [(trial["learning_rate"], abs(trial["validation_accuracy"] - old["validation_accuracy"]))
-              for now, then in tuned for trial, old in zip(now["trials"], then["trials"], strict=True)
-              if trial["validation_accuracy"] != old["validation_accuracy"]]
-    said = re.search(r"Of their nine\s+fine-tunings (\w+) differ at all on validation, both at 1e-3, the largest "
-                     r"rate, by a third of a point", text)
-    assert said and said.group(1) == {2: "two"}.get(len(differ)), differ
-    assert {rate for rate, _ in differ} == {1e-3} and all(abs(gap - 1 / 3) < 0.01 for _, gap in differ), differ
+    gaps = {}
+    for rung in ("random", "minilm"):
+        tuned = [(run["metrics"], before[(run["arm"], run["seed"])]) for run in records[1]["runs"]
+                 if run["arm"] == arm_name(rung, "package-topics", "finetune", "100")]
+        assert len(tuned) == 3 and all(now["chosen"] == then["chosen"] and now["test_correct"] == then["test_correct"]
+                                       for now, then in tuned), rung
+        # validation has 300 sentences: scores move in steps of a third of a point
+        gaps[rung] = sorted((trial["learning_rate"],
+                             round(3 * abs(trial["validation_accuracy"] - old["validation_accuracy"])) / 3)
+                            for now, then in tuned for trial, old in zip(now["trials"], then["trials"], strict=True)
+                            if trial["validation_accuracy"] != old["validation_accuracy"])
+    said = re.search(r"Of each one's nine fine-tunings (\w+) differ at all on\s+validation, all four at 1e-3, the "
+                     r"largest rate: random weights' by a third of a point, MiniLM's by a third\s+and by one point",
+                     text)
+    assert said and said.group(1) == "two", text
+    assert gaps == {"random": [(1e-3, 1 / 3)] * 2, "minilm": [(1e-3, 1 / 3), (1e-3, 1.0)]}, gaps
+    # random weights on doc-pairs: every evaluation of every fine-tuning the same, and nothing learned
+    assert "Random weights on doc-pairs repeat to the last evaluation" in text
+    pairs = [(run["metrics"], before[(run["arm"], run["seed"])]) for run in records[1]["runs"]
+             if run["arm"] == arm_name("random", "doc-pairs", "finetune", "100")]
+    def scores(trials):  # each fine-tuning's rate, best epoch and validation score (its warning's words changed)
+        return [(trial["learning_rate"], trial["best_epoch"], trial["validation_accuracy"]) for trial in trials]
+
+    assert len(pairs) == 3 and all(scores(now["trials"]) == scores(then["trials"]) and not now["learned"]
+                                   and now["test_correct"] == then["test_correct"] for now, then in pairs)
     # three times the text against the hour at 100 a class: the difference's interval holds zero in both reruns,
     # in every probe and fine-tuned on package-topics
     assert "holds zero in every probe, and fine-tuned on package-topics, in both reruns" in text
