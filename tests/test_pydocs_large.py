@@ -52,6 +52,30 @@ def test_build_reads_the_packages_folder_in_a_child_python(tmp_path):
     assert set(versions["dependencies"]) == set(pydocs_large.DEPENDENCY_PINS)
 
 
+def write_set_docs(folder, progress):
+    """An installer for the tests: a module whose docstring is written at import time from a set of names,
+    as scipy.stats writes some of its own."""
+    folder.mkdir(parents=True)
+    (folder / "minibert_set_docs.py").write_text(
+        'names = {"axis", "method", "keepdims", "alternative", "nan_policy", "equal_var", "trim", "weights"}\n'
+        '__doc__ = ("Use of argument(s) " + str(names) + " by position is deprecated; beginning in version 2, "\n'
+        '           "these will be keyword-only. "\n'
+        '           "Pass them by name, as the examples below do.")\n')
+
+
+def test_a_build_gives_the_same_text_whatever_the_callers_hash_seed(tmp_path, monkeypatch):
+    """A docstring listed from a set comes out in one order on every build: the corpus is named by its
+    sha256 (versions.json), and a checkpoint pretrained on it must be one that can be pretrained again."""
+    built = []
+    for seed in ("1", "2", "3"):
+        monkeypatch.setenv("PYTHONHASHSEED", seed)
+        path = build_corpus("pydocs-large", tmp_path / seed, progress=quiet, install=write_set_docs,
+                            modules=["minibert_set_docs"], include_topics=False)
+        built.append(path.read_bytes())
+    assert b"keyword-only" in built[0]
+    assert built[1] == built[0] and built[2] == built[0]
+
+
 def test_pip_failure_is_a_one_line_error_and_leaves_no_packages_folder(tmp_path, monkeypatch):
     """Without the package index, pip fails: the error names pip's reason and the corpus that needs no
     network, in one line, and no half-installed folder is left to be taken for a complete one."""

@@ -12,7 +12,9 @@ environment), then reads them with pydocs' own code. pip needs the package index
 # converters, and a thousand modules stay loaded. So `build_pydocs` runs in a child Python whose `sys.path`
 # starts with the packages folder; it writes corpus.txt and versions.json and exits, and the caller's process
 # is as it was. MPLBACKEND=Agg keeps matplotlib from ever opening a window, and a temporary MPLCONFIGDIR keeps
-# its font cache out of your home folder.
+# its font cache out of your home folder. PYTHONHASHSEED=0 makes the child's text the same on every build:
+# some docstrings are written at import time from a set (scipy.stats names a function's keyword-only
+# arguments that way), and a set of strings is listed in an order that changes with each process's hash seed.
 
 import json
 import os
@@ -122,7 +124,7 @@ def build_pydocs_large(out_dir, progress=print, modules=None, include_topics=Tru
     request = json.dumps({"out_dir": str(out_dir), "modules": modules, "include_topics": include_topics})
     search_path = [str(packages), str(_MINIBERT_ROOT), os.environ.get("PYTHONPATH", "")]
     with tempfile.TemporaryDirectory(prefix="minibert-matplotlib-") as config_dir:
-        environment = {**os.environ, "MPLBACKEND": "Agg", "MPLCONFIGDIR": config_dir,
+        environment = {**os.environ, "MPLBACKEND": "Agg", "MPLCONFIGDIR": config_dir, "PYTHONHASHSEED": "0",
                        "PYTHONPATH": os.pathsep.join(part for part in search_path if part)}
         # The child's errors go to the same pipe as its progress lines, so neither pipe can fill up unread.
         with subprocess.Popen([sys.executable, "-c", _CHILD, request], env=environment, text=True,
