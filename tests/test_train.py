@@ -37,7 +37,14 @@ from minibert.tokenizer import BertTokenizer
 from minibert.train import pretraining_loop as pretrain_module
 from minibert.train import pretraining_setup, step_plan
 from minibert.train import update as update_module
-from minibert.train.checkpointing import PretrainingPosition, load_checkpoint, load_run_config, restore, save_checkpoint
+from minibert.train.checkpointing import (
+    PretrainingPosition,
+    keep_weights_only,
+    load_checkpoint,
+    load_run_config,
+    restore,
+    save_checkpoint,
+)
 from minibert.train.evaluate import evaluate
 from minibert.train.guesses import masked_examples
 from minibert.train.interrupt import StopRequest
@@ -548,6 +555,28 @@ def test_a_run_folder_gives_the_sentence_vectors_of_its_saved_encoder(trained_ru
     from_run = encoder.encode(texts)
     assert from_run.shape == (2, model.config.hidden_size)
     np.testing.assert_array_equal(from_run, SentenceEncoder.from_pretrained(tmp_path / "hf").encode(texts))
+
+
+def test_a_weights_only_checkpoint_reads_as_its_run_and_refuses_to_resume(trained_run, tmp_path):
+    """keep_weights_only leaves out Adam's two averages (two thirds of the bytes), and nothing a reader of
+    the model uses: the folder it makes gives the run's weights bit for bit, the same sentence vectors and
+    the same fine-tuning length. --resume on it is refused, naming the file and what it can still do."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    keep_weights_only(trained_run / "checkpoint.npz", kept / "checkpoint.npz")
+    (kept / "vocab.txt").write_bytes((trained_run / "vocab.txt").read_bytes())
+    assert (kept / "checkpoint.npz").stat().st_size < 0.4 * (trained_run / "checkpoint.npz").stat().st_size
+    whole, weights = (load_checkpoint(folder / "checkpoint.npz") for folder in (trained_run, kept))
+    assert weights.weights_only and not whole.weights_only
+    assert weights.model_state.keys() == whole.model_state.keys()
+    for name, array in whole.model_state.items():
+        np.testing.assert_array_equal(weights.model_state[name], array, err_msg=name)
+    texts = ["anna is a little tired .", "tom reads ."]
+    np.testing.assert_array_equal(SentenceEncoder.from_pretrained(kept).encode(texts),
+                                  SentenceEncoder.from_pretrained(trained_run).encode(texts))
+    assert pretrained_length(kept) == pretrained_length(trained_run)
+    with pytest.raises(CheckpointError, match=r"checkpoint.npz holds the weights only .* cannot continue"):
+        open_run(None, kept, resume=True)
 
 
 def test_attention_rows_are_distributions_and_causal_ones_stop_at_the_diagonal(trained_run):

@@ -5,7 +5,8 @@ influences the next step comes back: the weights, the optimizer's state, the sch
 random generator's state, the position in the data, and the run's config (the list is in the comment below).
 Writing is atomic (`minibert.io.save_arrays`): a run killed while writing leaves the previous checkpoint
 intact. File layout (one .npz, no pickle): arrays "model/<parameter name>", "optimizer/<position>/exp_avg",
-"optimizer/<position>/exp_avg_sq"; everything else in the JSON meta.
+"optimizer/<position>/exp_avg_sq"; everything else in the JSON meta. A checkpoint kept to be read, not
+trained on (`keep_weights_only`), leaves out Adam's two averages: a third of the size, and refused by --resume.
 """
 
 # What comes back, which is more than the weights:
@@ -63,6 +64,7 @@ class TrainingCheckpoint:
     scheduler_state: dict
     rng_state: dict  # numpy bit_generator.state
     data: dict  # fingerprint of the data the run trains on (corpus size and time, vocab sha256)
+    weights_only: bool = False  # Adam's averages left out (keep_weights_only): read it, do not resume it
 
 
 def save_checkpoint(path, model, optimizer, scheduler, run_config, position, data):
@@ -106,12 +108,24 @@ def load_checkpoint(path):
             run_config=dict(meta["run_config"]), model_config=dict(meta["model_config"]),
             position=_checked_position(PretrainingPosition(**meta["position"])), model_state=model_state,
             optimizer_state={"state": state, "param_groups": meta["optimizer"]["param_groups"]},
-            scheduler_state=meta["scheduler"], rng_state=meta["rng"], data=meta["data"])
+            scheduler_state=meta["scheduler"], rng_state=meta["rng"], data=meta["data"],
+            weights_only=meta.get("weights_only", False) is True)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise CheckpointError(f"{path}: the training state in it is incomplete ({type(error).__name__}: "
                               f"{error}); use an earlier checkpoint or start the run again") from None
     refuse_integer_weights(checkpoint.model_state, path)
     return checkpoint
+
+
+def keep_weights_only(path, out_path):
+    """Write the checkpoint at `path` to `out_path` without Adam's running averages: two thirds of a
+    checkpoint's bytes are those (two numbers kept for every weight), and a model that is fine-tuned, probed
+    or asked to fill masks never reads them. Everything else stays, the weights bit for bit, so a folder
+    holding it reads as the run itself; `--resume` refuses it, as it could not continue the run."""
+    arrays, meta = load_arrays(path)
+    _check_format(path, meta)
+    kept = {name: array for name, array in arrays.items() if name.startswith(MODEL_PREFIX)}
+    save_arrays(out_path, kept, {**meta, "weights_only": True})
 
 
 def load_run_config(path):

@@ -237,7 +237,14 @@ def _checkpoint_to_resume(out_dir, lock, resume, overwrite):
                               "another folder (--out DIR), or over this one with --overwrite")
     if not resume and not overwrite and not lock.took_over and not _begins_as_pretraining_logs_do(records):
         _check_holds_nothing(out_dir)  # else it holds a run of ours that died before its first checkpoint
-    return load_checkpoint(path) if resume else None
+    if not resume:
+        return None
+    checkpoint = load_checkpoint(path)
+    if checkpoint.weights_only:
+        raise CheckpointError(f"{path} holds the weights only (Adam's running averages were left out to keep "
+                              "it small), so its run cannot continue; fine-tune, probe or fill masks with it, or "
+                              "resume from the run's own checkpoint")
+    return checkpoint
 
 
 def _begins_as_pretraining_logs_do(records):
