@@ -11,7 +11,7 @@ checks each against that record: its best validation score and epoch must be the
 gives for that rate, so a fine-tuning made again after the run was recorded is refused, not mixed in.
 
     python bench/ladder_trials.py --ladder runs/ladder-rerun --record runs/ladder-rerun/results-so-far.json \\
-        --out docs/figures/experiment-ladder-rerun-so-far-trials.jsonl
+        --out docs/figures/experiment-ladder-second-rerun-trials.jsonl
 """
 
 import argparse

@@ -354,7 +354,7 @@ assert len(mini_pairs) == 4 * 3 * 3 and all(trial["history"][-1][1] < 0.02 for t
 
 # %%
 course.title("the second rerun: every probe again, from new checkpoints")
-second = rerun_record("ladder-rerun-so-far")
+second = rerun_record("ladder-second-rerun")
 second_cells = ladder_cells(second)
 for task in topics:
     for size in sizes:

@@ -219,7 +219,7 @@ def test_the_figures_of_lesson_22s_prose_are_the_stored_records():
     caught. What it says of the first rerun is read against that record, intervals included, and what it says
     of the second, which it sets beside the first, against the two."""
     parts = (["experiment-ladder.json"], ["experiment-ladder-first-rerun.json"],
-             ["experiment-ladder-first-rerun.json", "experiment-ladder-rerun-so-far.json"])
+             ["experiment-ladder-first-rerun.json", "experiment-ladder-second-rerun.json"])
     for prose, names in zip(lesson_22_prose(), parts, strict=True):
         name = names[-1]
         found = [figures_of(record(each)) for each in names]
@@ -367,7 +367,7 @@ def trials_of(name):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.mark.parametrize("name", ["experiment-ladder-first-rerun.json", "experiment-ladder-rerun-so-far.json"])
+@pytest.mark.parametrize("name", ["experiment-ladder-first-rerun.json", "experiment-ladder-second-rerun.json"])
 def test_the_stored_fine_tunings_are_the_ones_the_record_chose_among(name):
     """Every fine-tuning of every tuned run of a rerun is stored with its evaluations, and each is the one the
     run's record chose among: its best validation score and epoch are the record's for that rate, and its best
@@ -465,7 +465,7 @@ def test_every_run_of_a_stored_protocol_record_holds_together():
 
 # Each rerun's record -> the opening of the paragraph that gives its checkpoints' held-out figures
 CHECKPOINT_PARAGRAPHS = {"experiment-ladder-first-rerun.json": "The first rerun's checkpoints were made again",
-                         "experiment-ladder-rerun-so-far.json": "The second rerun's checkpoints"}
+                         "experiment-ladder-second-rerun.json": "The second rerun's checkpoints"}
 
 
 def test_the_rerun_checkpoints_logs_are_stored_and_give_the_docs_figures():
@@ -513,7 +513,7 @@ def test_the_second_reruns_checkpoint_free_probes_repeat_the_first_reruns():
     checkpoints are not new)."""
     assert "every probe of random weights and of MiniLM gives the first rerun's test score again, to the hundredth" \
         in ladder_section().replace("\n", " ")
-    second = FIGURES / "experiment-ladder-rerun-so-far.json"
+    second = FIGURES / "experiment-ladder-second-rerun.json"
     if not second.is_file():
         pytest.skip("the second rerun's record is not stored yet")
     first = {(run["arm"], run["seed"]): run["metrics"]["accuracy"]
@@ -533,7 +533,7 @@ def test_the_second_reruns_checkpoint_free_probes_repeat_the_first_reruns():
 def what_held():
     """The docs' list of what held when the probes were made again (its lines joined), and the two reruns'
     records, first and second."""
-    second = FIGURES / "experiment-ladder-rerun-so-far.json"
+    second = FIGURES / "experiment-ladder-second-rerun.json"
     if not second.is_file():
         pytest.skip("the second rerun's record is not stored yet")
     section = ladder_section()
