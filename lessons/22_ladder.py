@@ -346,7 +346,8 @@ assert len(mini_pairs) == 4 * 3 * 3 and all(trial["history"][-1][1] < 0.02 for t
 # ## The second rerun: every probe again, from new checkpoints
 #
 # The first rerun's checkpoints went with its machine, so a second rerun began from the same three commands,
-# pretrained again on a new machine. Random weights and MiniLM need no checkpoint of the rerun's own: their
+# pretrained again on a new machine. (It stopped the same way, at 176 runs; a third, whose checkpoints the
+# repository keeps, is running.) Random weights and MiniLM need no checkpoint of the rerun's own: their
 # probes come out as before, to the hundredth. The three pretrained rungs are new checkpoints of the same
 # recipe. So the probes made twice show which findings survive another pretraining of the same rung, a noise
 # that no interval of the tables holds: the intervals resample the test set, the spreads come from the seeds,
