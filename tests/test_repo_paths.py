@@ -7,7 +7,11 @@ inside the package (`kernels/gelu.py`, `train/pretraining_loop.py`). Files the c
 """
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_FOLDERS = "kernels|autograd|nn|model|io|tokenizer|data|optim|train|finetune|viz|cli|exercises|fast"
@@ -62,3 +66,14 @@ def _lines_matching(pattern):
         for number, line in enumerate(text.read_text(encoding="utf-8").splitlines(), 1):
             if pattern.search(line):
                 yield f"{text.relative_to(ROOT)}:{number}", line
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git checkout")
+def test_git_ignores_nothing_under_docs():
+    """Every file in docs/ is one a commit keeps: a folder copied there (a rerun's runs/) must not be dropped
+    silently by an ignore pattern written for the working folders at the top."""
+    files = [str(path.relative_to(ROOT)) for path in (ROOT / "docs").rglob("*") if path.is_file()]
+    checked = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(files),
+                             capture_output=True, text=True)
+    assert checked.returncode in (0, 1), checked.stderr
+    assert not checked.stdout, "ignored by git, so never committed:\n" + checked.stdout
