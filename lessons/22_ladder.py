@@ -69,14 +69,15 @@ from minibert.tokenizer import BertTokenizer
 # `python -m minibert experiment ladder --quick` measures the probe of three rungs on package-topics with 3
 # seeds in under two minutes. The stored full ladder, read below, is 378 runs made before the protocol of
 # choosing on validation and reporting on test (issue 52). `--full` now runs that protocol: 342 runs, a
-# fine-tuning run being three fine-tunings (one per learning rate), about two days of two cores. docs/experiments.md
-# says when and where each ran.
+# fine-tuning run being three fine-tunings (one per learning rate), about two days of two cores.
+# docs/ladder-history.md says when and where the runs before the protocol ran.
 
 # %%
-course.title("the ladder, as docs/experiments.md reports it")
-record = lab.stored_record("ladder", "full")
+course.title("the ladder before the protocol, as docs/ladder-history.md reports it")
+record = lab.stored_record("ladder-before-protocol", "full")
 if record is None:
-    raise SystemExit("this part reads docs/figures/experiment-ladder.json, which comes with the repository")
+    raise SystemExit("this part reads docs/figures/experiment-ladder-before-protocol.json, which comes with the "
+                     "repository")
 planned = record.get("runs_planned", len(record["runs"]))  # a record stored before the run ended says so
 print(f"{record['command']}; {record['date']}; {record['cpu']}; {len(record['runs'])} of {planned} runs")
 course.save("22_ladder.svg", ladder_svg(record))

@@ -1,10 +1,11 @@
-"""Every table of docs/experiments.md's ladder section, and every figure of lesson 22's prose, against the
-stored records in docs/figures: a number a reader sees must be one the stored runs give.
+"""Every table of docs/experiments.md's ladder section and of docs/ladder-history.md, and every figure of
+lesson 22's prose, against the stored records in docs/figures: a number a reader sees must be one the stored
+runs give.
 
 The tables are read the way a referee would: each cell's mean, spread, min-max, interval, gain over random
 weights and "learned nothing" are recomputed from the runs of the record the table reports. Both kinds of
-record are read. One made before issue 52's protocol (settings without `protocol`, the 378 runs stored in
-docs/figures/experiment-ladder.json until the rerun replaces it) reports dev accuracy; one made with it
+record are read. One made before issue 52's protocol (settings without `protocol`, the 378 runs of
+docs/figures/experiment-ladder-before-protocol.json) reports dev accuracy; one made with it
 reports test accuracy, with bootstrap intervals and the runs that learned nothing, and no gain may be shown
 against an arm with such a run. Each stored record of the protocol is also read run by run (a run's score,
 its choice and its `learned` against its own trials and test answers), and the figures the prose gives of the
@@ -38,9 +39,12 @@ NUMBER = r"[-+]?\d+\.\d"
 
 
 def ladder_section():
+    """docs/experiments.md's ladder section, then docs/ladder-history.md: what the ladder's records are said to
+    show, now and before."""
     text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
     start = text.index("\n## ladder:")
-    return text[start:text.index("\n## ", start + 1)]
+    history = (ROOT / "docs" / "ladder-history.md").read_text(encoding="utf-8")
+    return text[start:text.index("\n## ", start + 1)] + "\n" + history
 
 
 def tables(section):
@@ -218,7 +222,7 @@ def test_the_figures_of_lesson_22s_prose_are_the_stored_records():
     weights (in points, either sign) of the stored record: "MiniLM about 17" where the record says +21.0 is
     caught. What it says of the first rerun is read against that record, intervals included, and what it says
     of the second, which it sets beside the first, against the two."""
-    parts = (["experiment-ladder.json"], ["experiment-ladder-first-rerun.json"],
+    parts = (["experiment-ladder-before-protocol.json"], ["experiment-ladder-first-rerun.json"],
              ["experiment-ladder-first-rerun.json", "experiment-ladder-second-rerun.json"])
     for prose, names in zip(lesson_22_prose(), parts, strict=True):
         name = names[-1]

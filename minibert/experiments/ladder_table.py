@@ -2,8 +2,8 @@
 mean over the seeds, their spread, and the points over random weights.
 
 Two kinds of stored record are read. One made before the protocol of ladder_tuning.py (its settings name no
-`protocol`, as the 378 runs of docs/figures/experiment-ladder.json) reports dev accuracy chosen on dev: its
-cells are `mean ± std (gain)`. One made with the protocol reports test accuracy: its cells add the bootstrap
+`protocol`, as docs/figures/experiment-ladder-before-protocol.json) reports dev accuracy chosen on dev: its cells
+are `mean ± std (gain)`. One made with the protocol reports test accuracy: its cells add the bootstrap
 interval over the test set (bootstrap.py), of the score and of the gain, and say when runs learned nothing;
 no gain is reported against an arm with such a run. The test set is resampled document by document when the
 record holds its documents (results.json's provenance, from each task's splits.json), else example by example.
