@@ -12,6 +12,7 @@ its choice and its `learned` against its own trials and test answers), and the f
 budget's edge and of the bar for "learned nothing" against their records and plateau.py.
 """
 
+import hashlib
 import json
 import re
 
@@ -469,20 +470,29 @@ def test_every_run_of_a_stored_protocol_record_holds_together():
 
 # Each rerun's record -> the opening of the paragraph that gives its checkpoints' held-out figures
 CHECKPOINT_PARAGRAPHS = {"experiment-ladder-first-rerun.json": "The first rerun's checkpoints were made again",
-                         "experiment-ladder-second-rerun.json": "The second rerun's checkpoints"}
+                         "experiment-ladder-second-rerun.json": "The second rerun's checkpoints",
+                         "experiment-ladder.json": "The third rerun's checkpoints"}
 
 
 def test_the_rerun_checkpoints_logs_are_stored_and_give_the_docs_figures():
     """Each pretrained checkpoint a stored record of the protocol pins has its pretraining log in
-    docs/figures/experiment-ladder-checkpoints (item 4 of issue 52), named by the weights' sha256 the record
-    holds, ending where its run ended; and the held-out MLM and NSP the docs give for each rerun's checkpoints
+    docs/figures/experiment-ladder-checkpoints (item 4 of issue 52), ending where its run ended: named by the
+    weights' sha256 the record holds, or, for a checkpoint kept whole there, in its folder beside weights
+    whose sha256 is the record's; and the held-out MLM and NSP the docs give for each rerun's checkpoints
     (15 minutes, the hour, the hour on pydocs-large, in that order) are those logs' last evaluations."""
     section = ladder_section()
     checked = []
     for path in sorted(FIGURES.glob("experiment-ladder*.json")):
         logs = {}
         for rung, pinned in record(path.name).get("provenance", {}).get("checkpoints", {}).items():
-            if pinned.get("log") is not None:
+            if pinned.get("log") is None:
+                continue
+            folder = ROOT / pinned["folder"]
+            if folder.is_relative_to(FIGURES):  # the checkpoint itself is kept: its weights, vocabulary and log
+                weights = (folder / pinned["weights"]).read_bytes()
+                assert hashlib.sha256(weights).hexdigest() == pinned["sha256"], (path.name, rung)
+                logs[rung] = folder / "log.jsonl"
+            else:  # only its log is kept, named by the weights' hash
                 logs[rung] = FIGURES / "experiment-ladder-checkpoints" / pinned["log"].rsplit("/", 1)[1]
                 assert logs[rung].name == f"{rung}-{pinned['sha256'][:12]}-log.jsonl", (path.name, rung)
         if not logs:
