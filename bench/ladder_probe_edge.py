@@ -1,0 +1,123 @@
+"""The probe's penalty at its grid's edge: would a larger ridge penalty change what the ladder found?
+
+The ladder's linear probe chooses its ridge penalty on validation among linear_probe.RIDGE_GRID (0.1 to
+10,000). When a probe chooses the largest, its search may have stopped short, as a fine-tuning's may at the
+learning rates' edge (bench/ladder_budget_edge.py). This answers it for one task of a ladder folder's
+finished probes: each probe (rung, size and seed) is fitted again on the same frozen features with the grid
+extended by --ridges, the penalty is chosen again on validation, and, where the choice moves, the new
+classifier is scored on test; where it does not, the probe's own test answers stand. Each probe's
+validation accuracy at the grid's own choice must be the run record's, to the last digit, or the features
+are not the ones the ladder used and the script stops.
+
+    python bench/ladder_probe_edge.py --ladder runs/ladder-rerun --task doc-pairs \\
+        --out docs/figures/experiment-ladder-probe-edge-doc-pairs.json
+
+It writes a record in results.json's form (the probes with the grid extended, the ladder's provenance),
+which ladder_table.py reads as it reads the ladder's. A probe takes seconds, a rung's encoding of a task's
+sentences a minute or two (MiniLM's longer), so a task's probes take about a quarter of an hour on one core.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numba
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
+from ladder_budget_edge import ladder_results  # noqa: E402  (bench/ladder_budget_edge.py)
+
+from minibert.experiments.code_version import code_version  # noqa: E402
+from minibert.experiments.ladder import CachedVectors, sentence_encoder, sentence_features, splits_of  # noqa: E402
+from minibert.experiments.ladder_arms import parse_arm  # noqa: E402
+from minibert.experiments.ladder_table import markdown_tables  # noqa: E402
+from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, training_file  # noqa: E402
+from minibert.experiments.ladder_tuning import outcome  # noqa: E402
+from minibert.experiments.runner import RUNS_FOLDER, read_json, write_record  # noqa: E402
+from minibert.finetune.linear_probe import RIDGE_GRID, fit_chosen_on_held_out, predict  # noqa: E402
+
+WAY = "probe"
+
+
+def probe_runs(ladder, task):
+    """The ladder's finished probe records of `task`, in the order a rung's encoder can be shared."""
+    runs = [read_json(path) for path in sorted((ladder / RUNS_FOLDER).glob(f"*-{task}-{WAY}-*-seed*.json"))]
+    return sorted(runs, key=lambda run: (parse_arm(run["arm"])[0], run["seed"], run["arm"]))
+
+
+def beyond_grid(run, ladder, ridges, vectors):
+    """`run` (a ladder probe record) with `ridges` added to its grid: the penalty chosen again on validation
+    and the chosen classifier's test answers. `vectors`: the rung's CachedVectors for the run's seed."""
+    settings, seed = run["settings"], run["seed"]
+    _, task, _, size = parse_arm(run["arm"])
+    files = splits_of(settings, ladder, task)
+    train_rows = read_rows(training_file(files, size, seed))
+    validation_rows, test_rows = read_rows(files.validation), read_rows(files.test)
+    labels = sorted({row[-1] for row in train_rows})
+    features = [sentence_features(vectors, rows) for rows in (train_rows, validation_rows)]
+    targets = [[labels.index(row[-1]) for row in rows] for rows in (train_rows, validation_rows)]
+    _, ridge, accuracy = fit_chosen_on_held_out(features[0], targets[0], features[1], targets[1], len(labels))
+    if ridge != run["metrics"]["chosen"]["ridge"] or 100 * accuracy != run["metrics"]["validation_accuracy"]:
+        raise SystemExit(f"{run['arm']}, seed {seed}: the grid's own choice is {ridge:g} at {100 * accuracy:.2f}%, "
+                         f"the record's {run['metrics']['chosen']['ridge']:g} at "
+                         f"{run['metrics']['validation_accuracy']:.2f}%: not the ladder's features")
+    grid = sorted(RIDGE_GRID + tuple(ridges))
+    fitted, ridge, accuracy = fit_chosen_on_held_out(features[0], targets[0], features[1], targets[1], len(labels),
+                                                      ridges=grid)
+    if ridge == run["metrics"]["chosen"]["ridge"]:  # the choice stands: so do its test answers
+        return {**run, "metrics": {**run["metrics"], "grid": grid}}
+    guesses = predict(fitted, sentence_features(vectors, test_rows))
+    correct = [labels[guess] == row[-1] for guess, row in zip(guesses, test_rows, strict=True)]
+    metrics = outcome(accuracy, validation_rows, correct, {"ridge": ridge})
+    kept = {key: run["metrics"][key] for key in ("train_examples", "per_class")}
+    return {**run, "metrics": {**metrics, **kept, "grid": grid}}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ladder", type=Path, required=True, help="a ladder folder (experiment ladder --full --out)")
+    parser.add_argument("--task", default="doc-pairs", choices=list(LADDER_TASKS))
+    parser.add_argument("--ridges", type=float, nargs="+", default=[1e5, 1e6, 1e7, 1e8],
+                        help="the penalties added to the grid (above its largest, 10,000); the default's largest "
+                             "exceeds the trace of any task's Gram matrix of standardised features (examples "
+                             "times features, under 4 million), past which a larger penalty hardly turns the "
+                             "classifier")
+    parser.add_argument("--out", type=Path, required=True, help="the record to write (JSON)")
+    arguments = parser.parse_args()
+    runs = probe_runs(arguments.ladder, arguments.task)
+    if not runs:
+        raise SystemExit(f"{arguments.ladder}: no finished probe of {arguments.task}")
+    results = ladder_results(arguments.ladder)
+    print(describe_cpu())
+    extended, encoders = [], {}
+    for run in runs:
+        started = time.perf_counter()
+        rung = parse_arm(run["arm"])[0]
+        key = (rung, run["seed"]) if rung == "random" else rung  # random weights are drawn per seed
+        if key not in encoders:
+            encoders = {key: CachedVectors(sentence_encoder(run["settings"], rung, arguments.ladder, run["seed"]))}
+        extended.append(beyond_grid(run, arguments.ladder, arguments.ridges, encoders[key]))
+        before, after = run["metrics"], extended[-1]["metrics"]
+        print(f"{run['arm']}, seed {run['seed']}: ridge {before['chosen']['ridge']:g} -> {after['chosen']['ridge']:g}; "
+              f"validation {before['validation_accuracy']:.1f} -> {after['validation_accuracy']:.1f}; "
+              f"test {before['accuracy']:.1f} -> {after['accuracy']:.1f} ({time.perf_counter() - started:.0f} s)",
+              flush=True)
+    settings = {**runs[0]["settings"], "tasks": [arguments.task],
+                "probe_grid": sorted(RIDGE_GRID + tuple(arguments.ridges))}
+    record = {"experiment": "ladder", "mode": "full", "command": "python " + " ".join(sys.argv),
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
+              "ladder": {"command": results["command"], "date": results["date"], "runs": len(runs)},
+              "added_ridges": arguments.ridges, "settings": settings, "code": code_version(),
+              "threads": numba.config.NUMBA_NUM_THREADS,
+              "runs": [{key: run[key] for key in ("arm", "seed", "metrics")} for run in extended],
+              "provenance": {**results["provenance"],
+                             "tasks": {arguments.task: results["provenance"]["tasks"][arguments.task]}}}
+    write_record(arguments.out, record)
+    print(markdown_tables(record)[arguments.task])
+    print(f"written: {arguments.out}")
+
+
+if __name__ == "__main__":
+    main()
