@@ -138,17 +138,21 @@ def main():
     rates = sorted(settings["tuning"]["learning_rates"] + [arguments.rate])
     settings.update(tuning={**settings["tuning"], "learning_rates": rates}, tasks=[arguments.task],
                     sizes=[arguments.size], rungs=arguments.rungs)
+    write_edge_record(arguments.out, arguments.task, results, {"added_rate": arguments.rate}, settings, code,
+                      [{key: run[key] for key in ("arm", "seed", "metrics", "added_trial")} for run in extended])
+
+
+def write_edge_record(out, task, results, added, settings, code, runs):
+    """Write a record of one task's ladder runs with their search extended (`added` says by what), in
+    results.json's form with the ladder's provenance, so that ladder_table.py reads it; print its table."""
     record = {"experiment": "ladder", "mode": "full", "command": "python " + " ".join(sys.argv),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
               "ladder": {"command": results["command"], "date": results["date"], "runs": len(runs)},
-              "added_rate": arguments.rate, "settings": settings, "code": code,
-              "threads": numba.config.NUMBA_NUM_THREADS,
-              "runs": [{key: run[key] for key in ("arm", "seed", "metrics", "added_trial")} for run in extended],
-              "provenance": {**results["provenance"],
-                             "tasks": {arguments.task: results["provenance"]["tasks"][arguments.task]}}}
-    write_record(arguments.out, record)
-    print(markdown_tables(record)[arguments.task])
-    print(f"written: {arguments.out}")
+              **added, "settings": settings, "code": code, "threads": numba.config.NUMBA_NUM_THREADS, "runs": runs,
+              "provenance": {**results["provenance"], "tasks": {task: results["provenance"]["tasks"][task]}}}
+    write_record(out, record)
+    print(markdown_tables(record)[task])
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":

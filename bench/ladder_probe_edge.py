@@ -22,20 +22,17 @@ import sys
 import time
 from pathlib import Path
 
-import numba
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpu import describe_cpu  # noqa: E402  (bench/cpu.py)
-from ladder_budget_edge import ladder_results  # noqa: E402  (bench/ladder_budget_edge.py)
+from ladder_budget_edge import ladder_results, write_edge_record  # noqa: E402  (bench/ladder_budget_edge.py)
 
 from minibert.experiments.code_version import code_version  # noqa: E402
 from minibert.experiments.ladder import CachedVectors, sentence_encoder, sentence_features, splits_of  # noqa: E402
 from minibert.experiments.ladder_arms import parse_arm  # noqa: E402
-from minibert.experiments.ladder_table import markdown_tables  # noqa: E402
 from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, training_file  # noqa: E402
 from minibert.experiments.ladder_tuning import outcome  # noqa: E402
-from minibert.experiments.runner import RUNS_FOLDER, read_json, write_record  # noqa: E402
+from minibert.experiments.runner import RUNS_FOLDER, read_json  # noqa: E402
 from minibert.finetune.linear_probe import RIDGE_GRID, fit_chosen_on_held_out, predict  # noqa: E402
 
 WAY = "probe"
@@ -106,18 +103,8 @@ def main():
               flush=True)
     settings = {**runs[0]["settings"], "tasks": [arguments.task],
                 "probe_grid": sorted(RIDGE_GRID + tuple(arguments.ridges))}
-    record = {"experiment": "ladder", "mode": "full", "command": "python " + " ".join(sys.argv),
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": describe_cpu(),
-              "ladder": {"command": results["command"], "date": results["date"], "runs": len(runs)},
-              "added_ridges": arguments.ridges, "settings": settings, "code": code_version(),
-              "threads": numba.config.NUMBA_NUM_THREADS,
-              "runs": [{key: run[key] for key in ("arm", "seed", "metrics")} for run in extended],
-              "provenance": {**results["provenance"],
-                             "tasks": {arguments.task: results["provenance"]["tasks"][arguments.task]}}}
-    write_record(arguments.out, record)
-    print(markdown_tables(record)[arguments.task])
-    print(f"written: {arguments.out}")
-
+    write_edge_record(arguments.out, arguments.task, results, {"added_ridges": arguments.ridges}, settings,
+                      code_version(), [{key: run[key] for key in ("arm", "seed", "metrics")} for run in extended])
 
 if __name__ == "__main__":
     main()
