@@ -13,8 +13,8 @@ are not the ones the ladder used and the script stops.
         --out docs/figures/experiment-ladder-probe-edge-doc-pairs.json
 
 It writes a record in results.json's form (the probes with the grid extended, the ladder's provenance),
-which ladder_table.py reads as it reads the ladder's. A probe takes seconds, a rung's encoding of a task's
-sentences a minute or two (MiniLM's longer), so a task's probes take about a quarter of an hour on one core.
+which ladder_table.py reads as it reads the ladder's. A probe takes seconds and a rung's encoding of a task's
+sentences a minute or so, so a task's 51 probes take minutes (docs/experiments.md, the ladder, says how many).
 """
 
 import argparse
