@@ -79,7 +79,7 @@ def main():
     parser.add_argument("--ridges", type=float, nargs="+", default=[1e5, 1e6, 1e7, 1e8],
                         help="the penalties added to the grid (above its largest, 10,000); the default's largest "
                              "exceeds the trace of any task's Gram matrix of standardised features (examples "
-                             "times features, under 4 million), past which a larger penalty hardly turns the "
+                             "times features, under 6 million), past which a larger penalty hardly turns the "
                              "classifier")
     parser.add_argument("--out", type=Path, required=True, help="the record to write (JSON)")
     arguments = parser.parse_args()
