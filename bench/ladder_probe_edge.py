@@ -10,7 +10,7 @@ validation accuracy at the grid's own choice must be the run record's, to the la
 are not the ones the ladder used and the script stops.
 
     python bench/ladder_probe_edge.py --ladder runs/ladder-rerun --task doc-pairs \\
-        --out docs/figures/experiment-ladder-probe-edge-doc-pairs.json
+        --out runs/probe-edge/doc-pairs.json
 
 It writes a record in results.json's form (the probes with the grid extended, the ladder's provenance),
 which ladder_table.py reads as it reads the ladder's. A probe takes seconds and a rung's encoding of a task's
