@@ -5,9 +5,9 @@ The ladder's linear probe chooses its ridge penalty on validation among linear_p
 learning rates' edge (bench/ladder_budget_edge.py). This answers it for one task of a ladder folder's
 finished probes: each probe (rung, size and seed) is fitted again on the same frozen features with the grid
 extended by --ridges, the penalty is chosen again on validation, and, where the choice moves, the new
-classifier is scored on test; where it does not, the probe's own test answers stand. Each probe's
-validation accuracy at the grid's own choice must be the run record's, to the last digit, or the features
-are not the ones the ladder used and the script stops.
+classifier is scored on test. It is the ladder's own probe (ladder_tuning.probe) given a wider grid, and it
+first runs that probe with the grid the ladder had: its choice, validation accuracy and test answers must
+be the run record's, to the last digit, or the features are not the ones the ladder used and it stops.
 
     python bench/ladder_probe_edge.py --ladder runs/ladder-rerun --task doc-pairs \\
         --out runs/probe-edge/doc-pairs.json
@@ -31,9 +31,9 @@ from minibert.experiments.code_version import code_version  # noqa: E402
 from minibert.experiments.ladder import CachedVectors, sentence_encoder, sentence_features, splits_of  # noqa: E402
 from minibert.experiments.ladder_arms import parse_arm  # noqa: E402
 from minibert.experiments.ladder_tasks import LADDER_TASKS, read_rows, training_file  # noqa: E402
-from minibert.experiments.ladder_tuning import outcome  # noqa: E402
+from minibert.experiments.ladder_tuning import probe  # noqa: E402
 from minibert.experiments.runner import RUNS_FOLDER, read_json  # noqa: E402
-from minibert.finetune.linear_probe import RIDGE_GRID, fit_chosen_on_held_out, predict  # noqa: E402
+from minibert.finetune.linear_probe import RIDGE_GRID  # noqa: E402
 
 WAY = "probe"
 
@@ -45,31 +45,26 @@ def probe_runs(ladder, task):
 
 
 def beyond_grid(run, ladder, ridges, vectors):
-    """`run` (a ladder probe record) with `ridges` added to its grid: the penalty chosen again on validation
-    and the chosen classifier's test answers. `vectors`: the rung's CachedVectors for the run's seed."""
+    """`run` (a ladder probe record) with `ridges` added to its grid: the ladder's own probe on the run's
+    features, the penalty chosen again on validation, the chosen classifier scored on test. `vectors`: the
+    rung's CachedVectors for the run's seed."""
     settings, seed = run["settings"], run["seed"]
     _, task, _, size = parse_arm(run["arm"])
     files = splits_of(settings, ladder, task)
     train_rows = read_rows(training_file(files, size, seed))
-    validation_rows, test_rows = read_rows(files.validation), read_rows(files.test)
-    labels = sorted({row[-1] for row in train_rows})
-    features = [sentence_features(vectors, rows) for rows in (train_rows, validation_rows)]
-    targets = [[labels.index(row[-1]) for row in rows] for rows in (train_rows, validation_rows)]
-    _, ridge, accuracy = fit_chosen_on_held_out(features[0], targets[0], features[1], targets[1], len(labels))
-    if ridge != run["metrics"]["chosen"]["ridge"] or 100 * accuracy != run["metrics"]["validation_accuracy"]:
-        raise SystemExit(f"{run['arm']}, seed {seed}: the grid's own choice is {ridge:g} at {100 * accuracy:.2f}%, "
-                         f"the record's {run['metrics']['chosen']['ridge']:g} at "
-                         f"{run['metrics']['validation_accuracy']:.2f}%: not the ladder's features")
+
+    def features_of(rows):  # the probe's features of TSV rows, as the ladder made them
+        return sentence_features(vectors, rows)
+
+    own = probe(features_of, files, train_rows)
+    if any(own[key] != run["metrics"][key] for key in ("chosen", "validation_accuracy", "test_correct")):
+        raise SystemExit(f"{run['arm']}, seed {seed}: the grid's own probe chose {own['chosen']} at "
+                         f"{own['validation_accuracy']:.2f}%, the record {run['metrics']['chosen']} at "
+                         f"{run['metrics']['validation_accuracy']:.2f}%, or other test answers: not the ladder's "
+                         "features")
     grid = sorted(RIDGE_GRID + tuple(ridges))
-    fitted, ridge, accuracy = fit_chosen_on_held_out(features[0], targets[0], features[1], targets[1], len(labels),
-                                                      ridges=grid)
-    if ridge == run["metrics"]["chosen"]["ridge"]:  # the choice stands: so do its test answers
-        return {**run, "metrics": {**run["metrics"], "grid": grid}}
-    guesses = predict(fitted, sentence_features(vectors, test_rows))
-    correct = [labels[guess] == row[-1] for guess, row in zip(guesses, test_rows, strict=True)]
-    metrics = outcome(accuracy, validation_rows, correct, {"ridge": ridge})
     kept = {key: run["metrics"][key] for key in ("train_examples", "per_class")}
-    return {**run, "metrics": {**metrics, **kept, "grid": grid}}
+    return {**run, "metrics": {**probe(features_of, files, train_rows, grid), **kept, "grid": grid}}
 
 
 def main():
@@ -105,6 +100,7 @@ def main():
                 "probe_grid": sorted(RIDGE_GRID + tuple(arguments.ridges))}
     write_edge_record(arguments.out, arguments.task, results, {"added_ridges": arguments.ridges}, settings,
                       code_version(), [{key: run[key] for key in ("arm", "seed", "metrics")} for run in extended])
+
 
 if __name__ == "__main__":
     main()

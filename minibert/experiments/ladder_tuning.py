@@ -24,7 +24,7 @@ from minibert.experiments.bootstrap import pack_correct
 from minibert.experiments.ladder_tasks import read_rows
 from minibert.finetune import FineTuneConfig
 from minibert.finetune.finetuning_run import run_finetuning
-from minibert.finetune.linear_probe import fit_chosen_on_held_out, predict
+from minibert.finetune.linear_probe import RIDGE_GRID, fit_chosen_on_held_out, predict
 from minibert.finetune.plateau import chance_margin, default_epochs
 from minibert.io.atomic import atomic_write
 
@@ -57,14 +57,14 @@ def outcome(validation_accuracy, validation_rows, correct, chosen):
             "test_correct": pack_correct(correct)}
 
 
-def probe(features_of, files, train_rows):
+def probe(features_of, files, train_rows, ridges=RIDGE_GRID):
     """The linear probe: a ridge classifier on the frozen features (`features_of`: rows -> (N, F)), its
-    penalty chosen on validation, scored on test."""
+    penalty chosen on validation among `ridges`, scored on test."""
     validation_rows, test_rows = read_rows(files.validation), read_rows(files.test)
     labels = sorted({row[-1] for row in train_rows})
     fitted, ridge, accuracy = fit_chosen_on_held_out(
         features_of(train_rows), [labels.index(row[-1]) for row in train_rows],
-        features_of(validation_rows), [labels.index(row[-1]) for row in validation_rows], len(labels))
+        features_of(validation_rows), [labels.index(row[-1]) for row in validation_rows], len(labels), ridges)
     guesses = predict(fitted, features_of(test_rows))
     correct = [labels[guess] == row[-1] for guess, row in zip(guesses, test_rows, strict=True)]
     return outcome(accuracy, validation_rows, correct, {"ridge": ridge})
