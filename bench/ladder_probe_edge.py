@@ -44,10 +44,10 @@ def probe_runs(ladder, task):
     return sorted(runs, key=lambda run: (parse_arm(run["arm"])[0], run["seed"], run["arm"]))
 
 
-def beyond_grid(run, ladder, ridges, vectors):
-    """`run` (a ladder probe record) with `ridges` added to its grid: the ladder's own probe on the run's
-    features, the penalty chosen again on validation, the chosen classifier scored on test. `vectors`: the
-    rung's CachedVectors for the run's seed."""
+def beyond_grid(run, ladder, grid, vectors):
+    """`run` (a ladder probe record) with its penalty chosen again on validation among `grid` (the ladder's
+    grid and more): the ladder's own probe on the run's features, the chosen classifier scored on test.
+    `vectors`: the rung's CachedVectors for the run's seed."""
     settings, seed = run["settings"], run["seed"]
     _, task, _, size = parse_arm(run["arm"])
     files = splits_of(settings, ladder, task)
@@ -62,7 +62,6 @@ def beyond_grid(run, ladder, ridges, vectors):
                          f"{own['validation_accuracy']:.2f}%, the record {run['metrics']['chosen']} at "
                          f"{run['metrics']['validation_accuracy']:.2f}%, or other test answers: not the ladder's "
                          "features")
-    grid = sorted(RIDGE_GRID + tuple(ridges))
     kept = {key: run["metrics"][key] for key in ("train_examples", "per_class")}
     return {**run, "metrics": {**probe(features_of, files, train_rows, grid), **kept, "grid": grid}}
 
@@ -83,21 +82,22 @@ def main():
         raise SystemExit(f"{arguments.ladder}: no finished probe of {arguments.task}")
     results = ladder_results(arguments.ladder)
     print(describe_cpu())
-    extended, encoders = [], {}
+    grid = sorted(RIDGE_GRID + tuple(arguments.ridges))
+    extended, encoded, vectors = [], None, None  # one rung's vectors at a time: the runs come rung by rung
     for run in runs:
         started = time.perf_counter()
         rung = parse_arm(run["arm"])[0]
         key = (rung, run["seed"]) if rung == "random" else rung  # random weights are drawn per seed
-        if key not in encoders:
-            encoders = {key: CachedVectors(sentence_encoder(run["settings"], rung, arguments.ladder, run["seed"]))}
-        extended.append(beyond_grid(run, arguments.ladder, arguments.ridges, encoders[key]))
+        if key != encoded:
+            encoded = key
+            vectors = CachedVectors(sentence_encoder(run["settings"], rung, arguments.ladder, run["seed"]))
+        extended.append(beyond_grid(run, arguments.ladder, grid, vectors))
         before, after = run["metrics"], extended[-1]["metrics"]
         print(f"{run['arm']}, seed {run['seed']}: ridge {before['chosen']['ridge']:g} -> {after['chosen']['ridge']:g}; "
               f"validation {before['validation_accuracy']:.1f} -> {after['validation_accuracy']:.1f}; "
               f"test {before['accuracy']:.1f} -> {after['accuracy']:.1f} ({time.perf_counter() - started:.0f} s)",
               flush=True)
-    settings = {**runs[0]["settings"], "tasks": [arguments.task],
-                "probe_grid": sorted(RIDGE_GRID + tuple(arguments.ridges))}
+    settings = {**runs[0]["settings"], "tasks": [arguments.task], "probe_grid": grid}
     write_edge_record(arguments.out, arguments.task, results, {"added_ridges": arguments.ridges}, settings,
                       code_version(), [{key: run[key] for key in ("arm", "seed", "metrics")} for run in extended])
 
